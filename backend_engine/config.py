@@ -1,0 +1,26 @@
+"""Engine configuration (the `semcache backend` flags)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class EngineConfig:
+    model: str = "smollm2"
+    block_size: int = 16
+    num_blocks: int | None = None           # wins over kv_cache_memory
+    kv_cache_memory: int = 512 * 2**20      # bytes for the K/V pool
+    max_model_len: int = 2048
+    max_num_seqs: int = 32
+    max_num_batched_tokens: int = 512       # chunked-prefill token budget per step
+    eviction: str = "cost"                  # cost | lru
+    enable_prefix_caching: bool = True
+    data_dir: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.block_size not in (16, 32, 64):
+            raise ValueError("block_size must be 16, 32 or 64")
+        if self.eviction not in ("cost", "lru"):
+            raise ValueError("eviction must be 'cost' or 'lru'")
+        if self.max_num_batched_tokens < 1 or self.max_num_seqs < 1 or self.max_model_len < 2:
+            raise ValueError("max_num_batched_tokens, max_num_seqs and max_model_len must be positive")

@@ -1,0 +1,205 @@
+"""The engine: one step is schedule() -> run() -> postprocess()."""
+from __future__ import annotations
+
+import bisect
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from backend_engine.block_manager import BlockManager
+from backend_engine.config import EngineConfig
+from backend_engine.loader import LoadedModel, load_model
+from backend_engine.model_runner import ModelRunner, kv_bytes_per_block
+from backend_engine.sampling import SamplingParams, sample
+from backend_engine.scheduler import Scheduler
+from backend_engine.sequence import Sequence
+
+log = logging.getLogger("semcache.engine")
+
+TTFT_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+
+
+class PromptTooLong(ValueError):
+    pass
+
+
+@dataclass
+class RequestOutput:
+    request_id: str
+    text_delta: str
+    new_token_ids: list[int]
+    finished: bool
+    finish_reason: str | None
+    num_prompt_tokens: int
+    num_cached_tokens: int
+    num_output_tokens: int
+
+
+@dataclass
+class EngineStats:
+    prompt_tokens: int = 0
+    generation_tokens: int = 0
+    cached_prompt_tokens: int = 0
+    requests_finished: int = 0
+    ttft_bucket_counts: list[int] = field(default_factory=lambda: [0] * (len(TTFT_BUCKETS) + 1))
+    ttft_sum: float = 0.0
+    ttft_count: int = 0
+
+    def observe_ttft(self, seconds: float) -> None:
+        self.ttft_bucket_counts[bisect.bisect_left(TTFT_BUCKETS, seconds)] += 1
+        self.ttft_sum += seconds
+        self.ttft_count += 1
+
+
+class LLMEngine:
+    def __init__(self, config: EngineConfig, loaded: LoadedModel | None = None):
+        self.config = config
+        loaded = loaded or load_model(config.model, config.max_model_len,
+                                      Path(config.data_dir) if config.data_dir else None)
+        self.model_name = loaded.name
+        self.tokenizer = loaded.tokenizer
+        self.model_config = loaded.config
+        model = loaded.model
+        dtype = next(model.parameters()).dtype
+        if config.num_blocks:
+            num_blocks = config.num_blocks
+        else:
+            num_blocks = max(config.kv_cache_memory // kv_bytes_per_block(model, config.block_size, dtype), 1)
+        self.block_manager = BlockManager(num_blocks, config.block_size, config.eviction)
+        self.scheduler = Scheduler(config, self.block_manager)
+        self.runner = ModelRunner(model, config.block_size, num_blocks, dtype=dtype)
+        self.capacity_tokens = min(config.max_model_len, num_blocks * config.block_size)
+        self.stats = EngineStats()
+        self.sequences: dict[str, Sequence] = {}
+        eos = set(loaded.config.eos_token_ids)
+        if getattr(self.tokenizer, "eos_token_id", None) is not None:
+            eos.add(self.tokenizer.eos_token_id)
+        self.eos_token_ids = eos
+        log.info("engine ready: model=%s blocks=%d x %d tokens, max_model_len=%d, eviction=%s",
+                 self.model_name, num_blocks, config.block_size, config.max_model_len, config.eviction)
+
+    # ---- requests -------------------------------------------------------
+    def apply_chat_template(self, messages: list[dict]) -> list[int]:
+        text = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        return self.tokenizer.encode(text, add_special_tokens=False)
+
+    def check_prompt(self, num_prompt_tokens: int) -> None:
+        if num_prompt_tokens == 0:
+            raise PromptTooLong("the prompt is empty")
+        if num_prompt_tokens >= self.capacity_tokens:
+            raise PromptTooLong(
+                f"the prompt has {num_prompt_tokens} tokens; this model's context window is "
+                f"{self.capacity_tokens} tokens, including at least one generated token")
+
+    def add_request(self, request_id: str, prompt_token_ids: list[int], params: SamplingParams,
+                    cache_salt: str = "", session_id: str | None = None) -> Sequence:
+        self.check_prompt(len(prompt_token_ids))
+        if request_id in self.sequences:
+            raise ValueError(f"duplicate request id {request_id}")
+        params.max_tokens = min(params.max_tokens, self.capacity_tokens - len(prompt_token_ids))
+        salt = cache_salt if self.config.enable_prefix_caching else f"{cache_salt}\0{request_id}"
+        seq = Sequence(request_id, prompt_token_ids, params, salt, session_id)
+        self.sequences[request_id] = seq
+        self.scheduler.add(seq)
+        return seq
+
+    def abort(self, request_id: str) -> None:
+        seq = self.sequences.pop(request_id, None)
+        if seq is not None and not seq.is_finished:
+            self.scheduler.finish(seq, "abort")
+
+    def has_work(self) -> bool:
+        return self.scheduler.has_work()
+
+    # ---- one step -------------------------------------------------------
+    def step(self) -> list[RequestOutput]:
+        scheduled = self.scheduler.schedule()
+        if not scheduled:
+            return []
+        logits = self.runner.run(scheduled)
+        return self.postprocess(scheduled, logits)
+
+    def postprocess(self, scheduled: list[tuple[Sequence, int]], logits: dict[int, torch.Tensor]) -> list[RequestOutput]:
+        outputs = []
+        now = time.monotonic()
+        for seq, num in scheduled:
+            seq.num_computed_tokens += num
+            self.block_manager.commit_full_blocks(seq)
+            row = logits.get(seq.seq_id)
+            if row is None:
+                continue
+            token = sample(row, seq.params, seq.generator)
+            seq.token_ids.append(token)
+            if seq.first_token_time is None:
+                seq.first_token_time = now
+                self.stats.observe_ttft(now - seq.arrival_time)
+            reason = self._finish_reason(seq, token)
+            delta = self._detokenize(seq, reason is not None)
+            if seq.finish_reason == "stop":      # a stop string matched
+                reason = "stop"
+            if reason is not None:
+                self._finish(seq, reason)
+            outputs.append(RequestOutput(seq.request_id, delta, [token], reason is not None, reason,
+                                         seq.num_prompt_tokens, seq.num_cached_tokens, seq.num_output_tokens))
+        return outputs
+
+    def _finish_reason(self, seq: Sequence, token: int) -> str | None:
+        params = seq.params
+        if not params.ignore_eos and token in self.eos_token_ids:
+            return "stop"
+        if token in params.stop_token_ids:
+            return "stop"
+        if seq.num_output_tokens >= params.max_tokens or len(seq) >= self.capacity_tokens:
+            return "length"
+        return None
+
+    def _detokenize(self, seq: Sequence, final: bool) -> str:
+        ids = seq.output_token_ids
+        if ids and (ids[-1] in self.eos_token_ids or ids[-1] in seq.params.stop_token_ids):
+            ids = ids[:-1]
+        text = self.tokenizer.decode(ids, skip_special_tokens=True)
+        if not final and text.endswith("\ufffd"):
+            return ""                           # an incomplete UTF-8 sequence: wait for the next token
+        hold = 0
+        for stop in seq.params.stop:
+            idx = text.find(stop, max(seq.num_sent_chars - len(stop), 0))
+            if idx != -1:
+                text = text[:idx]
+                seq.finish_reason = "stop"
+                final = True
+                break
+            if not final:
+                # do not stream what may turn out to be the start of a stop string
+                for k in range(min(len(stop) - 1, len(text)), 0, -1):
+                    if text.endswith(stop[:k]):
+                        hold = max(hold, k)
+                        break
+        visible = text[:len(text) - hold] if hold else text
+        delta = visible[seq.num_sent_chars:]
+        seq.num_sent_chars = max(seq.num_sent_chars, len(visible))
+        seq.output_text = text
+        return delta
+
+    def _finish(self, seq: Sequence, reason: str) -> None:
+        self.scheduler.finish(seq, reason)
+        self.sequences.pop(seq.request_id, None)
+        self.stats.prompt_tokens += seq.num_prompt_tokens
+        self.stats.generation_tokens += seq.num_output_tokens
+        self.stats.cached_prompt_tokens += seq.num_cached_tokens
+        self.stats.requests_finished += 1
+
+    # ---- offline use (tests, benchmarks) --------------------------------
+    def generate(self, prompts: list[list[int]], params: SamplingParams | list[SamplingParams],
+                 cache_salt: str = "") -> list[dict]:
+        """Run prompts to completion; returns per prompt {token_ids, text, cached_tokens, finish_reason}."""
+        if isinstance(params, SamplingParams):
+            params = [SamplingParams(**vars(params)) for _ in prompts]
+        ids = [f"offline-{id(self)}-{time.monotonic_ns()}-{i}" for i in range(len(prompts))]
+        seqs = [self.add_request(rid, p, sp, cache_salt) for rid, p, sp in zip(ids, prompts, params)]
+        while any(not s.is_finished for s in seqs):
+            self.step()
+        return [{"token_ids": s.output_token_ids, "text": s.output_text, "cached_tokens": s.num_cached_tokens,
+                 "finish_reason": s.finish_reason, "prompt_tokens": s.num_prompt_tokens} for s in seqs]

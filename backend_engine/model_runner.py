@@ -1,0 +1,65 @@
+"""Owns the model and the KV pool; turns a scheduled batch into one forward pass."""
+from __future__ import annotations
+
+import torch
+
+from backend_engine.model import AttentionBatch, CausalLM
+from backend_engine.sequence import Sequence
+
+
+def kv_bytes_per_block(model: CausalLM, block_size: int, dtype: torch.dtype) -> int:
+    cfg = model.config
+    return 2 * cfg.num_layers * block_size * cfg.num_kv_heads * cfg.head_dim * torch.finfo(dtype).bits // 8
+
+
+class ModelRunner:
+    def __init__(self, model: CausalLM, block_size: int, num_blocks: int,
+                 device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32):
+        self.model = model
+        self.block_size = block_size
+        self.device = torch.device(device)
+        cfg = model.config
+        shape = (num_blocks, block_size, cfg.num_kv_heads, cfg.head_dim)
+        self.kv_caches = [(torch.zeros(shape, dtype=dtype, device=self.device),
+                           torch.zeros(shape, dtype=dtype, device=self.device))
+                          for _ in range(cfg.num_layers)]
+
+    @torch.inference_mode()
+    def run(self, scheduled: list[tuple[Sequence, int]]) -> dict[int, torch.Tensor]:
+        """Compute the scheduled tokens; logits [vocab] for sequences whose chunk reaches their end."""
+        input_ids: list[int] = []
+        positions: list[int] = []
+        slots: list[int] = []
+        prefix_lens: list[int] = []
+        extend_lens: list[int] = []
+        logits_at: list[tuple[int, int]] = []
+        bs = self.block_size
+        for seq, num in scheduled:
+            start = seq.num_computed_tokens
+            input_ids.extend(seq.token_ids[start:start + num])
+            for pos in range(start, start + num):
+                positions.append(pos)
+                slots.append(seq.block_table[pos // bs] * bs + pos % bs)
+            prefix_lens.append(start)
+            extend_lens.append(num)
+            if start + num == len(seq):
+                logits_at.append((seq.seq_id, len(input_ids) - 1))
+        max_blocks = max(len(seq.block_table) for seq, _ in scheduled)
+        tables = torch.zeros((len(scheduled), max_blocks), dtype=torch.int32)
+        for row, (seq, _) in enumerate(scheduled):
+            tables[row, :len(seq.block_table)] = torch.tensor(seq.block_table, dtype=torch.int32)
+        dev = self.device
+        batch = AttentionBatch(
+            slot_mapping=torch.tensor(slots, dtype=torch.int64, device=dev),
+            block_tables=tables.to(dev),
+            prefix_lens=torch.tensor(prefix_lens, dtype=torch.int32, device=dev),
+            extend_lens=torch.tensor(extend_lens, dtype=torch.int32, device=dev),
+            is_decode=all(n == 1 for n in extend_lens),
+        )
+        hidden = self.model(torch.tensor(input_ids, device=dev), torch.tensor(positions, device=dev),
+                            batch, self.kv_caches)
+        if not logits_at:
+            return {}
+        rows = torch.tensor([idx for _, idx in logits_at], device=dev)
+        logits = self.model.compute_logits(hidden[rows]).cpu()
+        return {seq_id: logits[i] for i, (seq_id, _) in enumerate(logits_at)}

@@ -1,0 +1,1 @@
+"""semcache fingerprint package (see DESIGN.md)."""

@@ -1,0 +1,1 @@
+"""semcache gateway package (see DESIGN.md)."""

@@ -1,0 +1,91 @@
+"""The `semcache` command line."""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+
+def _engine_args(p: argparse.ArgumentParser, default_port: int) -> None:
+    p.add_argument("--model", default=os.environ.get("SEMCACHE_BACKEND_MODEL", "smollm2"),
+                   help="smollm2 (default), demo, bench, a Hugging Face folder or a .gguf file")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=default_port)
+    p.add_argument("--block-size", type=int, default=16, choices=(16, 32, 64))
+    p.add_argument("--num-blocks", type=int, default=None, help="KV pool size in blocks (wins over --kv-cache-memory)")
+    p.add_argument("--kv-cache-memory", default="512MiB", help="KV pool size in bytes, e.g. 512MiB or 2GiB")
+    p.add_argument("--max-model-len", type=int, default=2048)
+    p.add_argument("--max-num-seqs", type=int, default=32)
+    p.add_argument("--max-num-batched-tokens", type=int, default=512, help="chunked-prefill token budget per step")
+    p.add_argument("--eviction", default="cost", choices=("cost", "lru"))
+    p.add_argument("--no-prefix-caching", action="store_true")
+    p.add_argument("--data-dir", default=os.environ.get("SEMCACHE_DATA_DIR"))
+    p.add_argument("--log-level", default="info")
+
+
+def parse_size(text: str) -> int:
+    units = {"kib": 2**10, "mib": 2**20, "gib": 2**30, "kb": 10**3, "mb": 10**6, "gb": 10**9, "b": 1}
+    lowered = text.strip().lower()
+    for unit, scale in units.items():
+        if lowered.endswith(unit):
+            return int(float(lowered[: -len(unit)]) * scale)
+    return int(lowered)
+
+
+def _engine_config(args):
+    from backend_engine import EngineConfig
+    return EngineConfig(model=args.model, block_size=args.block_size, num_blocks=args.num_blocks,
+                        kv_cache_memory=parse_size(args.kv_cache_memory), max_model_len=args.max_model_len,
+                        max_num_seqs=args.max_num_seqs, max_num_batched_tokens=args.max_num_batched_tokens,
+                        eviction=args.eviction, enable_prefix_caching=not args.no_prefix_caching,
+                        data_dir=args.data_dir)
+
+
+def cmd_backend(args) -> int:
+    import uvicorn
+
+    from backend_engine import LLMEngine
+    from backend_engine.server import create_app
+    app = create_app(LLMEngine(_engine_config(args)))
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    return 0
+
+
+def cmd_models_prepare(args) -> int:
+    from pathlib import Path
+
+    from backend_engine.loader import resolve_model_dir
+    folder = resolve_model_dir(args.model, Path(args.data_dir) if args.data_dir else None)
+    print(f"{args.model}: {folder or 'built in (no files needed)'}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="semcache", description="semantic-cache gateway and bundled engine")
+    sub = parser.add_subparsers(dest="command", required=True)
+    backend = sub.add_parser("backend", help="run the bundled paged-KV inference server")
+    _engine_args(backend, 8001)
+    backend.set_defaults(func=cmd_backend)
+    # The caching gateway arrives with its own issue; until then `serve` runs the embedded engine.
+    serve = sub.add_parser("serve", help="run semcache on its embedded defaults")
+    _engine_args(serve, 8000)
+    serve.set_defaults(func=cmd_backend)
+    models = sub.add_parser("models", help="model files")
+    models_sub = models.add_subparsers(dest="models_command", required=True)
+    prepare = models_sub.add_parser("prepare", help="prepare a model into the data dir (GGUF is dequantized once)")
+    prepare.add_argument("--model", default=os.environ.get("SEMCACHE_BACKEND_MODEL", "smollm2"))
+    prepare.add_argument("--data-dir", default=os.environ.get("SEMCACHE_DATA_DIR"))
+    prepare.set_defaults(func=cmd_models_prepare)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=getattr(args, "log_level", "info").upper(),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        return args.func(args)
+    except ValueError as exc:        # bad flags or an unknown model: a message, not a traceback
+        print(f"semcache: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,90 @@
+"""Reference implementations of the paged-KV ops in plain torch.
+
+They define the semantics the Triton kernels must match, and they are what the
+engine runs on the CPU. Shapes:
+  k_cache, v_cache: [num_blocks, block_size, Hkv, D]
+  block_tables:     [B, max_blocks] int32 (unused tail entries are ignored)
+Arithmetic is done in fp32 whatever the storage dtype.
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+
+def store_kv(k: torch.Tensor, v: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
+             slot_mapping: torch.Tensor) -> None:
+    """Write k, v [T, Hkv, D] into the caches at flat slots; slot -1 is skipped."""
+    num_blocks, block_size = k_cache.shape[:2]
+    keep = slot_mapping >= 0
+    if not bool(keep.all()):
+        k, v, slot_mapping = k[keep], v[keep], slot_mapping[keep]
+    slots = slot_mapping.long()
+    k_cache.view(num_blocks * block_size, *k_cache.shape[2:])[slots] = k.to(k_cache.dtype)
+    v_cache.view(num_blocks * block_size, *v_cache.shape[2:])[slots] = v.to(v_cache.dtype)
+
+
+def _gather(cache: torch.Tensor, block_table: torch.Tensor, length: int) -> torch.Tensor:
+    """The first `length` cached tokens of one sequence: [length, Hkv, D]."""
+    block_size = cache.shape[1]
+    num = (length + block_size - 1) // block_size
+    blocks = cache[block_table[:num].long()]
+    return blocks.reshape(num * block_size, *cache.shape[2:])[:length]
+
+
+def paged_decode_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
+                           block_tables: torch.Tensor, seq_lens: torch.Tensor,
+                           scale: float) -> torch.Tensor:
+    """One query token per sequence attending to its first seq_lens[b] cached tokens.
+
+    q: [B, Hq, D] -> out [B, Hq, D].
+    """
+    batch, num_q_heads, head_dim = q.shape
+    num_kv_heads = k_cache.shape[2]
+    block_size = k_cache.shape[1]
+    lens = seq_lens.tolist()
+    max_len = max(lens)
+    num = (max_len + block_size - 1) // block_size
+    table = block_tables[:, :num].long()
+    k = k_cache[table].reshape(batch, num * block_size, num_kv_heads, head_dim)[:, :max_len]
+    v = v_cache[table].reshape(batch, num * block_size, num_kv_heads, head_dim)[:, :max_len]
+    positions = torch.arange(max_len, device=q.device)
+    mask = positions[None, :] < seq_lens.to(q.device).long()[:, None]          # [B, L]
+    out = F.scaled_dot_product_attention(
+        q.float().unsqueeze(2),                                               # [B, Hq, 1, D]
+        k.float().transpose(1, 2), v.float().transpose(1, 2),                 # [B, Hkv, L, D]
+        attn_mask=mask[:, None, None, :], scale=scale,
+        enable_gqa=num_q_heads != num_kv_heads,
+    )
+    return out.squeeze(2).to(q.dtype)
+
+
+def paged_extend_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
+                           block_tables: torch.Tensor, prefix_lens: torch.Tensor,
+                           extend_lens: torch.Tensor, scale: float) -> torch.Tensor:
+    """Incremental prefill: new token i of sequence b sees positions < prefix_lens[b] + i + 1.
+
+    q is packed [sum(extend_lens), Hq, D]; the new tokens' K/V are already in the cache.
+    """
+    num_q_heads = q.shape[1]
+    num_kv_heads = k_cache.shape[2]
+    out = torch.empty_like(q)
+    start = 0
+    for b, (prefix, extend) in enumerate(zip(prefix_lens.tolist(), extend_lens.tolist())):
+        if extend == 0:
+            continue
+        total = prefix + extend
+        k = _gather(k_cache, block_tables[b], total).float().transpose(0, 1)   # [Hkv, total, D]
+        v = _gather(v_cache, block_tables[b], total).float().transpose(0, 1)
+        qb = q[start:start + extend].float().transpose(0, 1)                   # [Hq, E, D]
+        if prefix == 0:
+            o = F.scaled_dot_product_attention(qb, k, v, is_causal=True, scale=scale,
+                                               enable_gqa=num_q_heads != num_kv_heads)
+        else:
+            rows = torch.arange(extend, device=q.device)[:, None] + prefix
+            mask = torch.arange(total, device=q.device)[None, :] <= rows      # [E, total]
+            o = F.scaled_dot_product_attention(qb, k, v, attn_mask=mask, scale=scale,
+                                               enable_gqa=num_q_heads != num_kv_heads)
+        out[start:start + extend] = o.transpose(0, 1).to(q.dtype)
+        start += extend
+    return out

@@ -1,0 +1,1 @@
+"""semcache validator package (see DESIGN.md)."""
