@@ -1,0 +1,77 @@
+"""The engine's own model code against transformers on tiny random checkpoints."""
+import shutil
+
+import pytest
+import torch
+from transformers import AutoModelForCausalLM, LlamaConfig, MistralConfig, Qwen2Config
+
+from backend_engine import EngineConfig, LLMEngine, SamplingParams
+from backend_engine.loader import DEMO_TOKENIZER_DIR, load_model
+from backend_engine.model import AttentionBatch
+
+COMMON = dict(vocab_size=761, hidden_size=64, intermediate_size=160, num_hidden_layers=2,
+              num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
+              eos_token_id=None, bos_token_id=None, pad_token_id=None)
+CONFIGS = {
+    "llama": lambda: LlamaConfig(**COMMON, tie_word_embeddings=False),
+    "llama-tied-llama3-rope": lambda: LlamaConfig(**COMMON, tie_word_embeddings=True, rope_parameters={
+        "rope_type": "llama3", "rope_theta": 10000.0, "factor": 4.0, "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0, "original_max_position_embeddings": 128}),
+    "qwen2": lambda: Qwen2Config(**COMMON, tie_word_embeddings=True),
+    "mistral-yarn-rope": lambda: MistralConfig(**COMMON, sliding_window=None, rope_parameters={
+        "rope_type": "yarn", "rope_theta": 10000.0, "factor": 2.0, "original_max_position_embeddings": 256}),
+}
+
+
+def save_random_checkpoint(cfg, folder):
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_config(cfg, dtype=torch.float32)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if p.dim() > 1 or "bias" in name:
+                p.normal_(0, 0.3)       # peaked logits: greedy choices far from ties
+    model.save_pretrained(folder)
+    for f in DEMO_TOKENIZER_DIR.iterdir():
+        shutil.copy(f, folder / f.name)
+    return model.eval()
+
+
+def engine_logits(loaded, ids):
+    model = loaded.model
+    block_size = 16
+    nblocks = -(-len(ids) // block_size)
+    cfg = loaded.config
+    caches = [(torch.zeros(nblocks, block_size, cfg.num_kv_heads, cfg.head_dim),
+               torch.zeros(nblocks, block_size, cfg.num_kv_heads, cfg.head_dim)) for _ in range(cfg.num_layers)]
+    batch = AttentionBatch(slot_mapping=torch.arange(len(ids)), block_tables=torch.arange(nblocks)[None].int(),
+                           prefix_lens=torch.tensor([0]), extend_lens=torch.tensor([len(ids)]), is_decode=False)
+    with torch.no_grad():
+        hidden = model(torch.tensor(ids), torch.arange(len(ids)), batch, caches)
+        return model.compute_logits(hidden)
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_logits_and_greedy_tokens_match_transformers(name, tmp_path):
+    hf = save_random_checkpoint(CONFIGS[name](), tmp_path)
+    loaded = load_model(str(tmp_path), max_model_len=256)
+    prompt = loaded.tokenizer.encode("Plan a three day trip to Paris with a budget of 8000 dollars.")
+    with torch.no_grad():
+        ref = hf(torch.tensor([prompt])).logits[0]
+    torch.testing.assert_close(engine_logits(loaded, prompt), ref, atol=1e-4, rtol=1e-4)
+
+    with torch.no_grad():
+        expected = hf.generate(torch.tensor([prompt]), do_sample=False, max_new_tokens=32,
+                               attention_mask=torch.ones(1, len(prompt), dtype=torch.long))[0, len(prompt):].tolist()
+    engine = LLMEngine(EngineConfig(model=str(tmp_path), num_blocks=16, max_model_len=256), loaded)
+    out = engine.generate([prompt], SamplingParams(max_tokens=32, temperature=0, ignore_eos=True))[0]
+    assert len(expected) == 32
+    assert out["token_ids"] == expected
+
+
+def test_chat_template_comes_from_the_tokenizer(tmp_path):
+    save_random_checkpoint(CONFIGS["qwen2"](), tmp_path)
+    loaded = load_model(str(tmp_path), max_model_len=256)
+    engine = LLMEngine(EngineConfig(model=str(tmp_path), num_blocks=8, max_model_len=256), loaded)
+    ids = engine.apply_chat_template([{"role": "user", "content": "hello"}])
+    text = loaded.tokenizer.decode(ids)
+    assert text == "<|im_start|>user\nhello<|im_end|>\n<|im_start|>assistant\n"
