@@ -83,7 +83,7 @@ class LLMEngine:
 
     # ---- requests -------------------------------------------------------
     def apply_chat_template(self, messages: list[dict]) -> list[int]:
-        text = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        text = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True)
         return self.tokenizer.encode(text, add_special_tokens=False)
 
     def check_prompt(self, num_prompt_tokens: int) -> None:

@@ -22,6 +22,7 @@ from safetensors.torch import load_file, save_file
 
 from backend_engine.model import CausalLM
 from backend_engine.model_config import ModelConfig
+from backend_engine.tokenizer import ChatTokenizer
 
 log = logging.getLogger("semcache.engine")
 
@@ -62,9 +63,8 @@ def smollm2_gguf_path() -> Path:
     return path
 
 
-def load_tokenizer(folder: Path):
-    from transformers import AutoTokenizer
-    return AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+def load_tokenizer(folder: Path) -> ChatTokenizer:
+    return ChatTokenizer(folder)
 
 
 def prepare_gguf(gguf: Path, out_dir: Path) -> Path:
@@ -114,7 +114,10 @@ def _builtin(name: str, max_model_len: int) -> LoadedModel:
     model = CausalLM(cfg, max_model_len)
     with torch.no_grad():
         for pname, param in model.named_parameters():
-            if pname.endswith("norm.weight") or param.dim() == 1:
+            if pname.endswith("norm.weight"):
+                continue
+            if param.dim() == 1:
+                param.zero_()
                 continue
             param.copy_(torch.randn(param.shape, generator=generator) * 0.05)
     return LoadedModel(name, model.eval(), tokenizer, cfg)

@@ -73,5 +73,5 @@ def test_chat_template_comes_from_the_tokenizer(tmp_path):
     loaded = load_model(str(tmp_path), max_model_len=256)
     engine = LLMEngine(EngineConfig(model=str(tmp_path), num_blocks=8, max_model_len=256), loaded)
     ids = engine.apply_chat_template([{"role": "user", "content": "hello"}])
-    text = loaded.tokenizer.decode(ids)
+    text = loaded.tokenizer.decode(ids, skip_special_tokens=False)
     assert text == "<|im_start|>user\nhello<|im_end|>\n<|im_start|>assistant\n"
