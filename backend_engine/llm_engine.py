@@ -72,6 +72,11 @@ class LLMEngine:
         self.scheduler = Scheduler(config, self.block_manager)
         self.runner = ModelRunner(model, config.block_size, num_blocks, dtype=dtype)
         self.capacity_tokens = min(config.max_model_len, num_blocks * config.block_size)
+        window = loaded.config.sliding_window
+        if window and window < self.capacity_tokens:
+            # attention is full, not windowed: within the window the two are the same
+            log.warning("model has a %d-token sliding window; context limited to it", window)
+            self.capacity_tokens = window
         self.stats = EngineStats()
         self.sequences: dict[str, Sequence] = {}
         eos = set(loaded.config.eos_token_ids)

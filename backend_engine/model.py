@@ -46,10 +46,10 @@ class RMSNorm(nn.Module):
         self.eps = eps
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        dtype = x.dtype
-        x = x.float()
-        x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
-        return self.weight * x.to(dtype)
+        if x.dtype == torch.float32:
+            return F.rms_norm(x, (x.shape[-1],), self.weight, self.eps)
+        # normalise in fp32, scale in the model dtype, as the reference checkpoints do
+        return self.weight * F.rms_norm(x.float(), (x.shape[-1],), eps=self.eps).to(x.dtype)
 
 
 class Attention(nn.Module):
@@ -64,13 +64,13 @@ class Attention(nn.Module):
         self.rope = rope
         self.scale = self.head_dim ** -0.5
 
-    def forward(self, x, positions, batch: AttentionBatch, k_cache, v_cache):
+    def forward(self, x, rotary, batch: AttentionBatch, k_cache, v_cache):
         tokens = x.shape[0]
-        q, k, v = self.qkv_proj(x).split([self.q_size, self.kv_size, self.kv_size], dim=-1)
-        q = q.view(tokens, self.num_heads, self.head_dim)
-        k = k.view(tokens, self.num_kv_heads, self.head_dim)
-        v = v.view(tokens, self.num_kv_heads, self.head_dim)
-        q, k = self.rope(positions, q, k)
+        qk, v = self.qkv_proj(x).split([self.q_size + self.kv_size, self.kv_size], dim=-1)
+        # q and k heads rotate together: one set of elementwise ops instead of two
+        qk = self.rope.rotate(rotary, qk.reshape(tokens, self.num_heads + self.num_kv_heads, self.head_dim))
+        q, k = qk.split([self.num_heads, self.num_kv_heads], dim=1)
+        v = v.reshape(tokens, self.num_kv_heads, self.head_dim)
         kernels.store_kv(k, v, k_cache, v_cache, batch.slot_mapping)
         if batch.is_decode:
             out = kernels.paged_decode_attention(q, k_cache, v_cache, batch.block_tables,
@@ -101,8 +101,8 @@ class DecoderLayer(nn.Module):
         self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.mlp = MLP(cfg)
 
-    def forward(self, x, positions, batch, k_cache, v_cache):
-        x = x + self.self_attn(self.input_layernorm(x), positions, batch, k_cache, v_cache)
+    def forward(self, x, rotary, batch, k_cache, v_cache):
+        x = x + self.self_attn(self.input_layernorm(x), rotary, batch, k_cache, v_cache)
         return x + self.mlp(self.post_attention_layernorm(x))
 
 
@@ -112,6 +112,7 @@ class CausalLM(nn.Module):
         self.config = cfg
         rope = RotaryEmbedding(cfg.head_dim, cfg.rope_theta, cfg.rope_scaling,
                                cfg.max_position_embeddings, max_model_len)
+        self.rope = rope
         self.embed_tokens = Embedding(cfg.vocab_size, cfg.hidden_size)
         self.layers = nn.ModuleList(DecoderLayer(cfg, rope) for _ in range(cfg.num_layers))
         self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
@@ -119,8 +120,9 @@ class CausalLM(nn.Module):
 
     def forward(self, input_ids, positions, batch: AttentionBatch, kv_caches) -> torch.Tensor:
         x = self.embed_tokens(input_ids)
+        rotary = self.rope.lookup(positions, x.dtype)           # once per step, shared by all layers
         for layer, (k_cache, v_cache) in zip(self.layers, kv_caches):
-            x = layer(x, positions, batch, k_cache, v_cache)
+            x = layer(x, rotary, batch, k_cache, v_cache)
         return self.norm(x)
 
     def compute_logits(self, hidden: torch.Tensor) -> torch.Tensor:

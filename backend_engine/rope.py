@@ -76,7 +76,7 @@ def compute_inv_freq(head_dim: int, theta: float, scaling: dict | None,
 
 
 class RotaryEmbedding(torch.nn.Module):
-    """Precomputed cos/sin table; `forward` rotates q and k in the HF half-split layout."""
+    """Precomputed cos/sin table; `lookup` once per step, then `rotate` q and k in every layer."""
 
     def __init__(self, head_dim: int, theta: float, scaling: dict | None,
                  max_position: int, max_model_len: int):
@@ -93,13 +93,17 @@ class RotaryEmbedding(torch.nn.Module):
         emb = torch.cat((freqs, freqs), dim=-1)
         return emb.cos() * attention_factor, emb.sin() * attention_factor
 
+    def lookup(self, positions: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+        """cos and sin rows for the step's positions, shaped [T, 1, D] to broadcast over heads."""
+        return self.cos[positions].unsqueeze(1).to(dtype), self.sin[positions].unsqueeze(1).to(dtype)
+
     @staticmethod
     def _rotate_half(x: torch.Tensor) -> torch.Tensor:
         half = x.shape[-1] // 2
         return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
 
-    def forward(self, positions: torch.Tensor, q: torch.Tensor, k: torch.Tensor):
-        # q: [T, Hq, D], k: [T, Hkv, D]
-        cos = self.cos[positions].unsqueeze(1).to(q.dtype)
-        sin = self.sin[positions].unsqueeze(1).to(q.dtype)
-        return q * cos + self._rotate_half(q) * sin, k * cos + self._rotate_half(k) * sin
+    @classmethod
+    def rotate(cls, rotary: tuple[torch.Tensor, torch.Tensor], x: torch.Tensor) -> torch.Tensor:
+        # x: [T, H, D] in the HF half-split layout
+        cos, sin = rotary
+        return x * cos + cls._rotate_half(x) * sin

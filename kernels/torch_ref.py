@@ -20,15 +20,16 @@ def store_kv(k: torch.Tensor, v: torch.Tensor, k_cache: torch.Tensor, v_cache: t
     if not bool(keep.all()):
         k, v, slot_mapping = k[keep], v[keep], slot_mapping[keep]
     slots = slot_mapping.long()
-    k_cache.view(num_blocks * block_size, *k_cache.shape[2:])[slots] = k.to(k_cache.dtype)
-    v_cache.view(num_blocks * block_size, *v_cache.shape[2:])[slots] = v.to(v_cache.dtype)
+    k_cache.view(num_blocks * block_size, *k_cache.shape[2:]).index_copy_(0, slots, k.to(k_cache.dtype))
+    v_cache.view(num_blocks * block_size, *v_cache.shape[2:]).index_copy_(0, slots, v.to(v_cache.dtype))
 
 
 def _gather(cache: torch.Tensor, block_table: torch.Tensor, length: int) -> torch.Tensor:
     """The first `length` cached tokens of one sequence: [length, Hkv, D]."""
     block_size = cache.shape[1]
     num = (length + block_size - 1) // block_size
-    blocks = cache[block_table[:num].long()]
+    # index_select: several times faster than advanced indexing on CPU
+    blocks = cache.index_select(0, block_table[:num].long())
     return blocks.reshape(num * block_size, *cache.shape[2:])[:length]
 
 
@@ -45,9 +46,18 @@ def paged_decode_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torc
     lens = seq_lens.tolist()
     max_len = max(lens)
     num = (max_len + block_size - 1) // block_size
-    table = block_tables[:, :num].long()
-    k = k_cache[table].reshape(batch, num * block_size, num_kv_heads, head_dim)[:, :max_len]
-    v = v_cache[table].reshape(batch, num * block_size, num_kv_heads, head_dim)[:, :max_len]
+    gqa = num_q_heads != num_kv_heads
+    if min(lens) == max_len:
+        # equal lengths (always so for one sequence): no mask, which is SDPA's fast path
+        table = block_tables[:, :num].reshape(-1).long()
+        k = k_cache.index_select(0, table).view(batch, num * block_size, num_kv_heads, head_dim)[:, :max_len]
+        v = v_cache.index_select(0, table).view(batch, num * block_size, num_kv_heads, head_dim)[:, :max_len]
+        out = F.scaled_dot_product_attention(q.float().unsqueeze(2), k.float().transpose(1, 2),
+                                             v.float().transpose(1, 2), scale=scale, enable_gqa=gqa)
+        return out.squeeze(2).to(q.dtype)
+    table = block_tables[:, :num].reshape(-1).long()
+    k = k_cache.index_select(0, table).view(batch, num * block_size, num_kv_heads, head_dim)[:, :max_len]
+    v = v_cache.index_select(0, table).view(batch, num * block_size, num_kv_heads, head_dim)[:, :max_len]
     positions = torch.arange(max_len, device=q.device)
     mask = positions[None, :] < seq_lens.to(q.device).long()[:, None]          # [B, L]
     out = F.scaled_dot_product_attention(
