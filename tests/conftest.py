@@ -1,4 +1,8 @@
 import os
+
+# the Triton interpreter must be chosen before anything imports triton
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
 import socket
 import subprocess
 import sys

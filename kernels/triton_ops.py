@@ -1,0 +1,211 @@
+"""Triton versions of the paged-KV ops; same names, signatures and semantics as `kernels.torch_ref`.
+
+Launch configs are fixed (no autotune: it crashes under TRITON_INTERPRET=1 and
+makes first requests slow). Arithmetic is fp32 whatever the storage dtype.
+"""
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+DECODE_PAGES_PER_SPLIT = 8      # KV pages one decode program walks before its partial result is merged
+EXTEND_BLOCK_M = 16             # query rows per extend program
+MIN_DOT = 16                    # tl.dot needs every dimension >= 16
+
+
+def _pow2(n: int, floor: int = 1) -> int:
+    return max(triton.next_power_of_2(int(n)), floor)
+
+
+# ---- store_kv ---------------------------------------------------------------
+@triton.jit
+def _store_kv_kernel(k_ptr, v_ptr, k_cache_ptr, v_cache_ptr, slot_ptr,
+                     stride_k, stride_v, ROW: tl.constexpr, BLOCK: tl.constexpr):
+    token = tl.program_id(0)
+    slot = tl.load(slot_ptr + token).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < tl.where(slot >= 0, ROW, 0)       # a -1 slot writes nothing
+    k = tl.load(k_ptr + token * stride_k + offs, mask=mask)
+    v = tl.load(v_ptr + token * stride_v + offs, mask=mask)
+    tl.store(k_cache_ptr + slot * ROW + offs, k.to(k_cache_ptr.dtype.element_ty), mask=mask)
+    tl.store(v_cache_ptr + slot * ROW + offs, v.to(v_cache_ptr.dtype.element_ty), mask=mask)
+
+
+def store_kv(k: torch.Tensor, v: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
+             slot_mapping: torch.Tensor) -> None:
+    tokens = k.shape[0]
+    if tokens == 0:
+        return
+    k = k.reshape(tokens, -1).contiguous()
+    v = v.reshape(tokens, -1).contiguous()
+    row = k.shape[1]
+    _store_kv_kernel[(tokens,)](k, v, k_cache, v_cache, slot_mapping.contiguous(), k.stride(0), v.stride(0),
+                                ROW=row, BLOCK=_pow2(row))
+
+
+# ---- decode: split-KV, two stages ------------------------------------------
+@triton.jit
+def _decode_split_kernel(q_ptr, k_cache_ptr, v_cache_ptr, table_ptr, lens_ptr, part_out_ptr, part_lse_ptr,
+                         scale, stride_qb, stride_qh, stride_cb, stride_cs, stride_ch, stride_tb,
+                         stride_pb, stride_ph, stride_ps, GROUP: tl.constexpr, GROUP_PAD: tl.constexpr,
+                         HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, PAGE: tl.constexpr,
+                         PAGES_PER_SPLIT: tl.constexpr):
+    b = tl.program_id(0)
+    kv_head = tl.program_id(1)
+    split = tl.program_id(2)
+    seq_len = tl.load(lens_ptr + b)
+    num_pages = tl.cdiv(seq_len, PAGE)
+    first = split * PAGES_PER_SPLIT
+    last = tl.minimum(first + PAGES_PER_SPLIT, num_pages)
+
+    heads = kv_head * GROUP + tl.arange(0, GROUP_PAD)
+    head_ok = tl.arange(0, GROUP_PAD) < GROUP
+    offs_d = tl.arange(0, BLOCK_D)
+    d_ok = offs_d < HEAD_DIM
+    q = tl.load(q_ptr + b * stride_qb + heads[:, None] * stride_qh + offs_d[None, :],
+                mask=head_ok[:, None] & d_ok[None, :], other=0.0).to(tl.float32)
+    offs_n = tl.arange(0, PAGE)
+
+    m_i = tl.full([GROUP_PAD], float("-inf"), tl.float32)
+    l_i = tl.zeros([GROUP_PAD], tl.float32)
+    acc = tl.zeros([GROUP_PAD, BLOCK_D], tl.float32)
+    for page in range(first, last):
+        block = tl.load(table_ptr + b * stride_tb + page).to(tl.int64)
+        pos = page * PAGE + offs_n
+        pos_ok = pos < seq_len
+        kv_off = block * stride_cb + offs_n[:, None] * stride_cs + kv_head * stride_ch + offs_d[None, :]
+        kv_mask = pos_ok[:, None] & d_ok[None, :]
+        k = tl.load(k_cache_ptr + kv_off, mask=kv_mask, other=0.0).to(tl.float32)
+        v = tl.load(v_cache_ptr + kv_off, mask=kv_mask, other=0.0).to(tl.float32)
+        scores = tl.dot(q, tl.trans(k)) * scale                           # [GROUP_PAD, PAGE]
+        scores = tl.where(pos_ok[None, :], scores, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(scores, 1))
+        p = tl.exp(scores - m_new[:, None])
+        alpha = tl.exp(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None] + tl.dot(p, v)
+        m_i = m_new
+
+    has_work = last > first
+    out = acc / tl.where(l_i > 0, l_i, 1.0)[:, None]
+    lse = tl.where(has_work, m_i + tl.log(tl.where(l_i > 0, l_i, 1.0)), float("-inf"))
+    base = b * stride_pb + heads * stride_ph + split * stride_ps
+    tl.store(part_out_ptr + base[:, None] + offs_d[None, :], out, mask=head_ok[:, None] & d_ok[None, :])
+    tl.store(part_lse_ptr + b * stride_pb // BLOCK_D + heads * stride_ph // BLOCK_D + split, lse, mask=head_ok)
+
+
+@triton.jit
+def _decode_merge_kernel(part_out_ptr, part_lse_ptr, out_ptr, num_splits, stride_pb, stride_ph, stride_ps,
+                         stride_ob, stride_oh, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
+                         SPLITS_PAD: tl.constexpr):
+    b = tl.program_id(0)
+    h = tl.program_id(1)
+    offs_s = tl.arange(0, SPLITS_PAD)
+    s_ok = offs_s < num_splits
+    offs_d = tl.arange(0, BLOCK_D)
+    lse = tl.load(part_lse_ptr + b * stride_pb // BLOCK_D + h * stride_ph // BLOCK_D + offs_s,
+                  mask=s_ok, other=float("-inf"))
+    top = tl.max(lse, 0)
+    weight = tl.exp(lse - top)                                   # splits without work weigh 0
+    parts = tl.load(part_out_ptr + b * stride_pb + h * stride_ph + offs_s[:, None] * stride_ps + offs_d[None, :],
+                    mask=s_ok[:, None] & (offs_d[None, :] < HEAD_DIM), other=0.0)
+    out = tl.sum(parts * weight[:, None], 0) / tl.sum(weight, 0)
+    tl.store(out_ptr + b * stride_ob + h * stride_oh + offs_d, out.to(out_ptr.dtype.element_ty),
+             mask=offs_d < HEAD_DIM)
+
+
+def paged_decode_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
+                           block_tables: torch.Tensor, seq_lens: torch.Tensor, scale: float) -> torch.Tensor:
+    batch, num_q_heads, head_dim = q.shape
+    _, page, num_kv_heads, _ = k_cache.shape
+    group = num_q_heads // num_kv_heads
+    block_d = _pow2(head_dim, MIN_DOT)
+    q = q.contiguous()
+    tables = block_tables.contiguous()
+    max_pages = tables.shape[1]
+    num_splits = max(triton.cdiv(max_pages, DECODE_PAGES_PER_SPLIT), 1)
+    # partials are padded to BLOCK_D so one stride layout serves both buffers
+    part_out = torch.empty((batch, num_q_heads, num_splits, block_d), dtype=torch.float32, device=q.device)
+    part_lse = torch.empty((batch, num_q_heads, num_splits), dtype=torch.float32, device=q.device)
+    assert part_lse.stride(0) * block_d == part_out.stride(0) and part_lse.stride(1) * block_d == part_out.stride(1)
+    _decode_split_kernel[(batch, num_kv_heads, num_splits)](
+        q, k_cache, v_cache, tables, seq_lens.contiguous(), part_out, part_lse, scale,
+        q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1), k_cache.stride(2), tables.stride(0),
+        part_out.stride(0), part_out.stride(1), part_out.stride(2),
+        GROUP=group, GROUP_PAD=_pow2(group, MIN_DOT), HEAD_DIM=head_dim, BLOCK_D=block_d, PAGE=page,
+        PAGES_PER_SPLIT=DECODE_PAGES_PER_SPLIT)
+    out = torch.empty_like(q)
+    _decode_merge_kernel[(batch, num_q_heads)](
+        part_out, part_lse, out, num_splits, part_out.stride(0), part_out.stride(1), part_out.stride(2),
+        out.stride(0), out.stride(1), HEAD_DIM=head_dim, BLOCK_D=block_d, SPLITS_PAD=_pow2(num_splits))
+    return out
+
+
+# ---- extend (incremental prefill) -------------------------------------------
+@triton.jit
+def _extend_kernel(q_ptr, k_cache_ptr, v_cache_ptr, table_ptr, prefix_ptr, extend_ptr, start_ptr, out_ptr,
+                   scale, stride_qt, stride_qh, stride_cb, stride_cs, stride_ch, stride_tb, stride_ot, stride_oh,
+                   GROUP: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, PAGE: tl.constexpr,
+                   BLOCK_M: tl.constexpr):
+    b = tl.program_id(0)
+    h = tl.program_id(1)
+    m_block = tl.program_id(2)
+    extend = tl.load(extend_ptr + b)
+    if m_block * BLOCK_M < extend:
+        prefix = tl.load(prefix_ptr + b)
+        start = tl.load(start_ptr + b)
+        kv_head = h // GROUP
+        rows = m_block * BLOCK_M + tl.arange(0, BLOCK_M)
+        row_ok = rows < extend
+        offs_d = tl.arange(0, BLOCK_D)
+        d_ok = offs_d < HEAD_DIM
+        q = tl.load(q_ptr + (start + rows)[:, None] * stride_qt + h * stride_qh + offs_d[None, :],
+                    mask=row_ok[:, None] & d_ok[None, :], other=0.0).to(tl.float32)
+        offs_n = tl.arange(0, PAGE)
+        m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+        l_i = tl.zeros([BLOCK_M], tl.float32)
+        acc = tl.zeros([BLOCK_M, BLOCK_D], tl.float32)
+        visible = prefix + tl.minimum(extend, (m_block + 1) * BLOCK_M)     # keys any row here may see
+        for page in range(0, tl.cdiv(visible, PAGE)):
+            block = tl.load(table_ptr + b * stride_tb + page).to(tl.int64)
+            pos = page * PAGE + offs_n
+            kv_off = block * stride_cb + offs_n[:, None] * stride_cs + kv_head * stride_ch + offs_d[None, :]
+            kv_mask = (pos < visible)[:, None] & d_ok[None, :]
+            k = tl.load(k_cache_ptr + kv_off, mask=kv_mask, other=0.0).to(tl.float32)
+            v = tl.load(v_cache_ptr + kv_off, mask=kv_mask, other=0.0).to(tl.float32)
+            scores = tl.dot(q, tl.trans(k)) * scale                        # [BLOCK_M, PAGE]
+            causal = pos[None, :] <= (prefix + rows)[:, None]
+            scores = tl.where(causal, scores, float("-inf"))
+            m_new = tl.maximum(m_i, tl.max(scores, 1))
+            p = tl.exp(scores - m_new[:, None])
+            alpha = tl.exp(m_i - m_new)
+            l_i = l_i * alpha + tl.sum(p, 1)
+            acc = acc * alpha[:, None] + tl.dot(p, v)
+            m_i = m_new
+        out = acc / l_i[:, None]
+        tl.store(out_ptr + (start + rows)[:, None] * stride_ot + h * stride_oh + offs_d[None, :],
+                 out.to(out_ptr.dtype.element_ty), mask=row_ok[:, None] & d_ok[None, :])
+
+
+def paged_extend_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
+                           block_tables: torch.Tensor, prefix_lens: torch.Tensor, extend_lens: torch.Tensor,
+                           scale: float) -> torch.Tensor:
+    _, num_q_heads, head_dim = q.shape
+    _, page, num_kv_heads, _ = k_cache.shape
+    batch = extend_lens.shape[0]
+    q = q.contiguous()
+    out = torch.empty_like(q)
+    extend_lens = extend_lens.to(torch.int32).contiguous()
+    starts = (torch.cumsum(extend_lens, 0) - extend_lens).to(torch.int32)
+    max_extend = int(extend_lens.max()) if batch else 0
+    if max_extend == 0:
+        return out
+    tables = block_tables.contiguous()
+    grid = (batch, num_q_heads, triton.cdiv(max_extend, EXTEND_BLOCK_M))
+    _extend_kernel[grid](
+        q, k_cache, v_cache, tables, prefix_lens.to(torch.int32).contiguous(), extend_lens, starts, out, scale,
+        q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1), k_cache.stride(2), tables.stride(0),
+        out.stride(0), out.stride(1), GROUP=num_q_heads // num_kv_heads, HEAD_DIM=head_dim,
+        BLOCK_D=_pow2(head_dim, MIN_DOT), PAGE=page, BLOCK_M=EXTEND_BLOCK_M)
+    return out
