@@ -45,14 +45,16 @@ class AsyncEngine:
         return self._error is None and self._thread is not None and self._thread.is_alive()
 
     async def generate(self, request_id: str, prompt_token_ids: list[int], params: SamplingParams,
-                       cache_salt: str = "", session_id: str | None = None) -> AsyncIterator[RequestOutput]:
+                       cache_salt: str = "", session_id: str | None = None,
+                       protected_tokens: int = 0) -> AsyncIterator[RequestOutput]:
         """Yields outputs until the request finishes; closing the iterator aborts the request."""
         if not self.healthy:
             raise EngineDead(f"the engine is not running: {self._error!r}")
         self.engine.check_prompt(len(prompt_token_ids))       # raises PromptTooLong before queueing
         queue: asyncio.Queue = asyncio.Queue()
         self._queues[request_id] = (asyncio.get_running_loop(), queue)
-        self._commands.append(("add", (request_id, prompt_token_ids, params, cache_salt, session_id)))
+        self._commands.append(("add", (request_id, prompt_token_ids, params, cache_salt, session_id,
+                                       protected_tokens)))
         self._wake.set()
         finished = False
         try:

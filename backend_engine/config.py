@@ -14,12 +14,16 @@ class EngineConfig:
     max_num_seqs: int = 32
     max_num_batched_tokens: int = 512       # chunked-prefill token budget per step
     eviction: str = "cost"                  # cost | lru
+    kv_cold_dtype: str | None = None        # "int8": demote cached unreferenced blocks to an INT8 pool
+    num_cold_blocks: int | None = None      # default: as many as hot blocks (or half the memory budget)
     enable_prefix_caching: bool = True
     data_dir: str | None = None
 
     def __post_init__(self) -> None:
         if self.block_size not in (16, 32, 64):
             raise ValueError("block_size must be 16, 32 or 64")
+        if self.kv_cold_dtype not in (None, "int8"):
+            raise ValueError("kv_cold_dtype must be 'int8' or unset")
         if self.eviction not in ("cost", "lru"):
             raise ValueError("eviction must be 'cost' or 'lru'")
         if self.max_num_batched_tokens < 1 or self.max_num_seqs < 1 or self.max_model_len < 2:

@@ -16,6 +16,7 @@ from backend_engine.model_runner import ModelRunner, kv_bytes_per_block
 from backend_engine.sampling import SamplingParams, sample
 from backend_engine.scheduler import Scheduler
 from backend_engine.sequence import Sequence
+from kernels import ColdBlocks
 
 log = logging.getLogger("semcache.engine")
 
@@ -64,13 +65,22 @@ class LLMEngine:
         self.model_config = loaded.config
         model = loaded.model
         dtype = next(model.parameters()).dtype
+        cfg = loaded.config
+        self.hot_block_bytes = kv_bytes_per_block(model, config.block_size, dtype)
+        self.cold_block_bytes = ColdBlocks.bytes_per_block(config.block_size, cfg.num_kv_heads, cfg.head_dim,
+                                                           cfg.num_layers)
+        cold = config.kv_cold_dtype == "int8"
         if config.num_blocks:
             num_blocks = config.num_blocks
+            num_cold = (config.num_cold_blocks or num_blocks) if cold else 0
         else:
-            num_blocks = max(config.kv_cache_memory // kv_bytes_per_block(model, config.block_size, dtype), 1)
-        self.block_manager = BlockManager(num_blocks, config.block_size, config.eviction)
+            # with a cold pool, half the bytes go to each pool
+            budget = config.kv_cache_memory // 2 if cold else config.kv_cache_memory
+            num_blocks = max(budget // self.hot_block_bytes, 1)
+            num_cold = (config.num_cold_blocks or max(budget // self.cold_block_bytes, 1)) if cold else 0
+        self.block_manager = BlockManager(num_blocks, config.block_size, config.eviction, num_cold_blocks=num_cold)
         self.scheduler = Scheduler(config, self.block_manager)
-        self.runner = ModelRunner(model, config.block_size, num_blocks, dtype=dtype)
+        self.runner = ModelRunner(model, config.block_size, num_blocks, dtype=dtype, num_cold_blocks=num_cold)
         self.capacity_tokens = min(config.max_model_len, num_blocks * config.block_size)
         window = loaded.config.sliding_window
         if window and window < self.capacity_tokens:
@@ -83,8 +93,8 @@ class LLMEngine:
         if getattr(self.tokenizer, "eos_token_id", None) is not None:
             eos.add(self.tokenizer.eos_token_id)
         self.eos_token_ids = eos
-        log.info("engine ready: model=%s blocks=%d x %d tokens, max_model_len=%d, eviction=%s",
-                 self.model_name, num_blocks, config.block_size, config.max_model_len, config.eviction)
+        log.info("engine ready: model=%s blocks=%d x %d tokens (+%d int8 cold), max_model_len=%d, eviction=%s",
+                 self.model_name, num_blocks, config.block_size, num_cold, config.max_model_len, config.eviction)
 
     # ---- requests -------------------------------------------------------
     def apply_chat_template(self, messages: list[dict]) -> list[int]:
@@ -99,14 +109,29 @@ class LLMEngine:
                 f"the prompt has {num_prompt_tokens} tokens; this model's context window is "
                 f"{self.capacity_tokens} tokens, including at least one generated token")
 
+    def protected_prefix_len(self, messages: list[dict], prompt_ids: list[int]) -> int:
+        """Tokens of the leading system messages: blocks there stay in full precision."""
+        system = []
+        for message in messages:
+            if message["role"] != "system":
+                break
+            system.append(message)
+        if not system:
+            return 0
+        try:
+            ids = self.tokenizer.encode(self.tokenizer.apply_chat_template(system, add_generation_prompt=False))
+        except ValueError:
+            return 0
+        return len(ids) if prompt_ids[:len(ids)] == ids else 0
+
     def add_request(self, request_id: str, prompt_token_ids: list[int], params: SamplingParams,
-                    cache_salt: str = "", session_id: str | None = None) -> Sequence:
+                    cache_salt: str = "", session_id: str | None = None, protected_tokens: int = 0) -> Sequence:
         self.check_prompt(len(prompt_token_ids))
         if request_id in self.sequences:
             raise ValueError(f"duplicate request id {request_id}")
         params.max_tokens = min(params.max_tokens, self.capacity_tokens - len(prompt_token_ids))
         salt = cache_salt if self.config.enable_prefix_caching else f"{cache_salt}\0{request_id}"
-        seq = Sequence(request_id, prompt_token_ids, params, salt, session_id)
+        seq = Sequence(request_id, prompt_token_ids, params, salt, session_id, protected_tokens)
         self.sequences[request_id] = seq
         self.scheduler.add(seq)
         return seq
@@ -122,6 +147,7 @@ class LLMEngine:
     # ---- one step -------------------------------------------------------
     def step(self) -> list[RequestOutput]:
         scheduled = self.scheduler.schedule()
+        self.runner.apply_demotions(self.block_manager.take_demotions())
         if not scheduled:
             return []
         logits = self.runner.run(scheduled)
@@ -198,12 +224,13 @@ class LLMEngine:
 
     # ---- offline use (tests, benchmarks) --------------------------------
     def generate(self, prompts: list[list[int]], params: SamplingParams | list[SamplingParams],
-                 cache_salt: str = "") -> list[dict]:
+                 cache_salt: str = "", protected_tokens: int = 0) -> list[dict]:
         """Run prompts to completion; returns per prompt {token_ids, text, cached_tokens, finish_reason}."""
         if isinstance(params, SamplingParams):
             params = [SamplingParams(**vars(params)) for _ in prompts]
         ids = [f"offline-{id(self)}-{time.monotonic_ns()}-{i}" for i in range(len(prompts))]
-        seqs = [self.add_request(rid, p, sp, cache_salt) for rid, p, sp in zip(ids, prompts, params)]
+        seqs = [self.add_request(rid, p, sp, cache_salt, protected_tokens=protected_tokens)
+                for rid, p, sp in zip(ids, prompts, params)]
         while any(not s.is_finished for s in seqs):
             self.step()
         return [{"token_ids": s.output_token_ids, "text": s.output_text, "cached_tokens": s.num_cached_tokens,

@@ -34,6 +34,15 @@ class EngineCollector:
         yield GaugeMetricFamily("semcache_engine_kv_blocks_total", "KV blocks in the pool", value=bm.num_blocks)
         yield GaugeMetricFamily("semcache_engine_kv_blocks_cached", "KV blocks holding a reusable prefix",
                                 value=len(bm.cached))
+        yield GaugeMetricFamily("semcache_engine_kv_cold_blocks_total", "INT8 cold KV blocks in the pool",
+                                value=0 if bm.cold is None else bm.cold.count)
+        yield GaugeMetricFamily("semcache_engine_kv_cold_blocks_cached", "Cached blocks held as INT8",
+                                value=bm.num_cold_cached)
+        yield GaugeMetricFamily("semcache_engine_kv_cold_bytes_saved",
+                                "Bytes saved by holding cached blocks as INT8 instead of the model dtype",
+                                value=bm.num_cold_cached * (e.hot_block_bytes - e.cold_block_bytes))
+        yield CounterMetricFamily("semcache_engine_kv_block_demotions", "Cached blocks demoted to INT8",
+                                  value=bm.num_demotions)
         yield GaugeMetricFamily("semcache_engine_requests_running", "Running sequences", value=len(sched.running))
         yield GaugeMetricFamily("semcache_engine_requests_waiting", "Waiting sequences", value=len(sched.waiting))
         cumulative, buckets = 0, []

@@ -64,7 +64,8 @@ class Attention(nn.Module):
         self.rope = rope
         self.scale = self.head_dim ** -0.5
 
-    def forward(self, x, rotary, batch: AttentionBatch, k_cache, v_cache):
+    def forward(self, x, rotary, batch: AttentionBatch, kv):
+        k_cache, v_cache, cold = kv
         tokens = x.shape[0]
         qk, v = self.qkv_proj(x).split([self.q_size + self.kv_size, self.kv_size], dim=-1)
         # q and k heads rotate together: one set of elementwise ops instead of two
@@ -74,10 +75,10 @@ class Attention(nn.Module):
         kernels.store_kv(k, v, k_cache, v_cache, batch.slot_mapping)
         if batch.is_decode:
             out = kernels.paged_decode_attention(q, k_cache, v_cache, batch.block_tables,
-                                                 batch.prefix_lens + 1, self.scale)
+                                                 batch.prefix_lens + 1, self.scale, cold)
         else:
             out = kernels.paged_extend_attention(q, k_cache, v_cache, batch.block_tables,
-                                                 batch.prefix_lens, batch.extend_lens, self.scale)
+                                                 batch.prefix_lens, batch.extend_lens, self.scale, cold)
         return self.o_proj(out.reshape(tokens, self.q_size))
 
 
@@ -101,8 +102,8 @@ class DecoderLayer(nn.Module):
         self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.mlp = MLP(cfg)
 
-    def forward(self, x, rotary, batch, k_cache, v_cache):
-        x = x + self.self_attn(self.input_layernorm(x), rotary, batch, k_cache, v_cache)
+    def forward(self, x, rotary, batch, kv):
+        x = x + self.self_attn(self.input_layernorm(x), rotary, batch, kv)
         return x + self.mlp(self.post_attention_layernorm(x))
 
 
@@ -121,8 +122,8 @@ class CausalLM(nn.Module):
     def forward(self, input_ids, positions, batch: AttentionBatch, kv_caches) -> torch.Tensor:
         x = self.embed_tokens(input_ids)
         rotary = self.rope.lookup(positions, x.dtype)           # once per step, shared by all layers
-        for layer, (k_cache, v_cache) in zip(self.layers, kv_caches):
-            x = layer(x, rotary, batch, k_cache, v_cache)
+        for layer, kv in zip(self.layers, kv_caches):      # kv: (k_cache, v_cache, ColdBlocks | None)
+            x = layer(x, rotary, batch, kv)
         return self.norm(x)
 
     def compute_logits(self, hidden: torch.Tensor) -> torch.Tensor:

@@ -5,6 +5,7 @@ import torch
 
 from backend_engine.model import AttentionBatch, CausalLM
 from backend_engine.sequence import Sequence
+from kernels import ColdBlocks, demote_blocks
 
 
 def kv_bytes_per_block(model: CausalLM, block_size: int, dtype: torch.dtype) -> int:
@@ -14,15 +15,27 @@ def kv_bytes_per_block(model: CausalLM, block_size: int, dtype: torch.dtype) -> 
 
 class ModelRunner:
     def __init__(self, model: CausalLM, block_size: int, num_blocks: int,
-                 device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32):
+                 device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32, num_cold_blocks: int = 0):
         self.model = model
         self.block_size = block_size
         self.device = torch.device(device)
         cfg = model.config
         shape = (num_blocks, block_size, cfg.num_kv_heads, cfg.head_dim)
         self.kv_caches = [(torch.zeros(shape, dtype=dtype, device=self.device),
-                           torch.zeros(shape, dtype=dtype, device=self.device))
+                           torch.zeros(shape, dtype=dtype, device=self.device),
+                           ColdBlocks.allocate(num_cold_blocks, block_size, cfg.num_kv_heads, cfg.head_dim,
+                                               first_id=num_blocks, device=self.device)
+                           if num_cold_blocks else None)
                           for _ in range(cfg.num_layers)]
+
+    def apply_demotions(self, demotions: list[tuple[int, int]]) -> None:
+        """Quantize blocks the block manager moved to the cold pool, before their hot copies are reused."""
+        if not demotions:
+            return
+        hot_ids = [h for h, _ in demotions]
+        cold_ids = [c for _, c in demotions]
+        for k_cache, v_cache, cold in self.kv_caches:
+            demote_blocks(k_cache, v_cache, cold, hot_ids, cold_ids)
 
     @torch.inference_mode()
     def run(self, scheduled: list[tuple[Sequence, int]]) -> dict[int, torch.Tensor]:

@@ -20,7 +20,7 @@ class SequenceStatus(Enum):
 
 class Sequence:
     def __init__(self, request_id: str, prompt_token_ids: list[int], params: SamplingParams,
-                 cache_salt: str = "", session_id: str | None = None):
+                 cache_salt: str = "", session_id: str | None = None, num_protected_tokens: int = 0):
         self.seq_id = next(_ids)
         self.request_id = request_id
         self.token_ids: list[int] = list(prompt_token_ids)
@@ -28,6 +28,7 @@ class Sequence:
         self.params = params
         self.cache_salt = cache_salt
         self.session_id = session_id
+        self.num_protected_tokens = num_protected_tokens   # leading tokens (system prompt) kept in full precision
         self.status = SequenceStatus.WAITING
         self.block_table: list[int] = []
         self.block_hashes: list[int] = []       # chained hashes of the full blocks computed so far

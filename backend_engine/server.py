@@ -63,6 +63,9 @@ class EngineService:
         self.async_engine = engine
         self.engine: LLMEngine = engine.engine
 
+    def protected_tokens(self, req: GenerationRequest, prompt: list[int]) -> int:
+        return self.engine.protected_prefix_len(req.messages, prompt) if req.messages else 0
+
     def prompt_ids(self, req: GenerationRequest) -> list[int]:
         if req.messages is not None:
             try:
@@ -86,7 +89,8 @@ class EngineService:
             raise OpenAIError(400, str(exc), code="context_length_exceeded", param="messages" if chat else "prompt")
         if not self.async_engine.healthy:
             raise OpenAIError(503, "the inference engine is not running", "server_error", code="engine_unavailable")
-        outputs = self.async_engine.generate(request_id, prompt, req.params, req.cache_salt, session)
+        outputs = self.async_engine.generate(request_id, prompt, req.params, req.cache_salt, session,
+                                             self.protected_tokens(req, prompt))
         model = req.model or self.engine.model_name
         created = int(time.time())
         if req.stream:

@@ -20,6 +20,9 @@ def _engine_args(p: argparse.ArgumentParser, default_port: int) -> None:
     p.add_argument("--max-num-batched-tokens", type=int, default=512, help="chunked-prefill token budget per step")
     p.add_argument("--eviction", default="cost", choices=("cost", "lru"))
     p.add_argument("--no-prefix-caching", action="store_true")
+    p.add_argument("--kv-cold-dtype", choices=("int8",), default=None,
+                   help="hold cached, unreferenced blocks as INT8 (system-prompt blocks stay full precision)")
+    p.add_argument("--num-cold-blocks", type=int, default=None, help="size of the INT8 pool in blocks")
     p.add_argument("--data-dir", default=os.environ.get("SEMCACHE_DATA_DIR"))
     p.add_argument("--log-level", default="info")
 
@@ -39,6 +42,7 @@ def _engine_config(args):
                         kv_cache_memory=parse_size(args.kv_cache_memory), max_model_len=args.max_model_len,
                         max_num_seqs=args.max_num_seqs, max_num_batched_tokens=args.max_num_batched_tokens,
                         eviction=args.eviction, enable_prefix_caching=not args.no_prefix_caching,
+                        kv_cold_dtype=args.kv_cold_dtype, num_cold_blocks=args.num_cold_blocks,
                         data_dir=args.data_dir)
 
 

@@ -13,6 +13,7 @@ from types import ModuleType
 import torch
 
 from kernels import torch_ref
+from kernels.int8 import ColdBlocks, demote_blocks
 
 _CHOICES = ("auto", "torch", "triton")
 
@@ -35,12 +36,15 @@ def store_kv(k, v, k_cache, v_cache, slot_mapping) -> None:
     backend_for(k_cache).store_kv(k, v, k_cache, v_cache, slot_mapping)
 
 
-def paged_decode_attention(q, k_cache, v_cache, block_tables, seq_lens, scale):
-    return backend_for(q).paged_decode_attention(q, k_cache, v_cache, block_tables, seq_lens, scale)
+def paged_decode_attention(q, k_cache, v_cache, block_tables, seq_lens, scale, cold: ColdBlocks | None = None):
+    return backend_for(q).paged_decode_attention(q, k_cache, v_cache, block_tables, seq_lens, scale, cold)
 
 
-def paged_extend_attention(q, k_cache, v_cache, block_tables, prefix_lens, extend_lens, scale):
-    return backend_for(q).paged_extend_attention(q, k_cache, v_cache, block_tables, prefix_lens, extend_lens, scale)
+def paged_extend_attention(q, k_cache, v_cache, block_tables, prefix_lens, extend_lens, scale,
+                           cold: ColdBlocks | None = None):
+    return backend_for(q).paged_extend_attention(q, k_cache, v_cache, block_tables, prefix_lens, extend_lens,
+                                                 scale, cold)
 
 
-__all__ = ["store_kv", "paged_decode_attention", "paged_extend_attention", "backend_for"]
+__all__ = ["ColdBlocks", "backend_for", "demote_blocks", "paged_decode_attention", "paged_extend_attention",
+           "store_kv"]

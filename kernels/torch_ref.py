@@ -4,12 +4,15 @@ They define the semantics the Triton kernels must match, and they are what the
 engine runs on the CPU. Shapes:
   k_cache, v_cache: [num_blocks, block_size, Hkv, D]
   block_tables:     [B, max_blocks] int32 (unused tail entries are ignored)
-Arithmetic is done in fp32 whatever the storage dtype.
+Arithmetic is done in fp32 whatever the storage dtype. With `cold`, table
+entries >= cold.first_id name INT8 blocks of the cold pool (see kernels.int8).
 """
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+
+from kernels.int8 import ColdBlocks, dequantize
 
 
 def store_kv(k: torch.Tensor, v: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
@@ -24,18 +27,33 @@ def store_kv(k: torch.Tensor, v: torch.Tensor, k_cache: torch.Tensor, v_cache: t
     v_cache.view(num_blocks * block_size, *v_cache.shape[2:]).index_copy_(0, slots, v.to(v_cache.dtype))
 
 
-def _gather(cache: torch.Tensor, block_table: torch.Tensor, length: int) -> torch.Tensor:
+def _blocks(cache: torch.Tensor, ids: torch.Tensor, cold: ColdBlocks | None, which: str) -> torch.Tensor:
+    """Blocks `ids` [n] of the pool as [n, block_size, Hkv, D], INT8 cold ones dequantized."""
+    ids = ids.long()
+    if cold is None:
+        return cache.index_select(0, ids)      # several times faster than advanced indexing on CPU
+    is_cold = ids >= cold.first_id
+    hot = cache.index_select(0, torch.where(is_cold, 0, ids)).float()
+    if not bool(is_cold.any()):
+        return hot
+    cold_ids = torch.where(is_cold, ids - cold.first_id, 0)
+    pool, scales = (cold.k, cold.k_scale) if which == "k" else (cold.v, cold.v_scale)
+    deq = dequantize(pool.index_select(0, cold_ids), scales.index_select(0, cold_ids))
+    return torch.where(is_cold[:, None, None, None], deq, hot)
+
+
+def _gather(cache: torch.Tensor, block_table: torch.Tensor, length: int, cold: ColdBlocks | None,
+            which: str) -> torch.Tensor:
     """The first `length` cached tokens of one sequence: [length, Hkv, D]."""
     block_size = cache.shape[1]
     num = (length + block_size - 1) // block_size
-    # index_select: several times faster than advanced indexing on CPU
-    blocks = cache.index_select(0, block_table[:num].long())
+    blocks = _blocks(cache, block_table[:num], cold, which)
     return blocks.reshape(num * block_size, *cache.shape[2:])[:length]
 
 
 def paged_decode_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
                            block_tables: torch.Tensor, seq_lens: torch.Tensor,
-                           scale: float) -> torch.Tensor:
+                           scale: float, cold: ColdBlocks | None = None) -> torch.Tensor:
     """One query token per sequence attending to its first seq_lens[b] cached tokens.
 
     q: [B, Hq, D] -> out [B, Hq, D].
@@ -49,15 +67,15 @@ def paged_decode_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torc
     gqa = num_q_heads != num_kv_heads
     if min(lens) == max_len:
         # equal lengths (always so for one sequence): no mask, which is SDPA's fast path
-        table = block_tables[:, :num].reshape(-1).long()
-        k = k_cache.index_select(0, table).view(batch, num * block_size, num_kv_heads, head_dim)[:, :max_len]
-        v = v_cache.index_select(0, table).view(batch, num * block_size, num_kv_heads, head_dim)[:, :max_len]
+        table = block_tables[:, :num].reshape(-1)
+        k = _blocks(k_cache, table, cold, "k").view(batch, num * block_size, num_kv_heads, head_dim)[:, :max_len]
+        v = _blocks(v_cache, table, cold, "v").view(batch, num * block_size, num_kv_heads, head_dim)[:, :max_len]
         out = F.scaled_dot_product_attention(q.float().unsqueeze(2), k.float().transpose(1, 2),
                                              v.float().transpose(1, 2), scale=scale, enable_gqa=gqa)
         return out.squeeze(2).to(q.dtype)
-    table = block_tables[:, :num].reshape(-1).long()
-    k = k_cache.index_select(0, table).view(batch, num * block_size, num_kv_heads, head_dim)[:, :max_len]
-    v = v_cache.index_select(0, table).view(batch, num * block_size, num_kv_heads, head_dim)[:, :max_len]
+    table = block_tables[:, :num].reshape(-1)
+    k = _blocks(k_cache, table, cold, "k").view(batch, num * block_size, num_kv_heads, head_dim)[:, :max_len]
+    v = _blocks(v_cache, table, cold, "v").view(batch, num * block_size, num_kv_heads, head_dim)[:, :max_len]
     positions = torch.arange(max_len, device=q.device)
     mask = positions[None, :] < seq_lens.to(q.device).long()[:, None]          # [B, L]
     out = F.scaled_dot_product_attention(
@@ -71,7 +89,8 @@ def paged_decode_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torc
 
 def paged_extend_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
                            block_tables: torch.Tensor, prefix_lens: torch.Tensor,
-                           extend_lens: torch.Tensor, scale: float) -> torch.Tensor:
+                           extend_lens: torch.Tensor, scale: float,
+                           cold: ColdBlocks | None = None) -> torch.Tensor:
     """Incremental prefill: new token i of sequence b sees positions < prefix_lens[b] + i + 1.
 
     q is packed [sum(extend_lens), Hq, D]; the new tokens' K/V are already in the cache.
@@ -85,8 +104,8 @@ def paged_extend_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torc
             continue
         total = prefix + extend
         # 4-D [1, H, L, D]: with 3-D inputs torch's CPU SDPA falls back to a ~7x slower path
-        k = _gather(k_cache, block_tables[b], total).float().transpose(0, 1)[None]   # [1, Hkv, total, D]
-        v = _gather(v_cache, block_tables[b], total).float().transpose(0, 1)[None]
+        k = _gather(k_cache, block_tables[b], total, cold, "k").float().transpose(0, 1)[None]  # [1, Hkv, L, D]
+        v = _gather(v_cache, block_tables[b], total, cold, "v").float().transpose(0, 1)[None]
         qb = q[start:start + extend].float().transpose(0, 1)[None]                   # [1, Hq, E, D]
         if prefix == 0:
             o = F.scaled_dot_product_attention(qb, k, v, is_causal=True, scale=scale,

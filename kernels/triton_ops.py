@@ -9,6 +9,8 @@ import torch
 import triton
 import triton.language as tl
 
+from kernels.int8 import ColdBlocks
+
 DECODE_PAGES_PER_SPLIT = 8      # KV pages one decode program walks before its partial result is merged
 EXTEND_BLOCK_M = 16             # query rows per extend program
 MIN_DOT = 16                    # tl.dot needs every dimension >= 16
@@ -44,13 +46,54 @@ def store_kv(k: torch.Tensor, v: torch.Tensor, k_cache: torch.Tensor, v_cache: t
                                 ROW=row, BLOCK=_pow2(row))
 
 
+# ---- one KV page, hot or INT8 cold -----------------------------------------------
+@triton.jit
+def _load_page(k_cache_ptr, v_cache_ptr, kq_ptr, vq_ptr, ks_ptr, vs_ptr, block, first_cold, kv_head,
+               offs_n, offs_d, pos_ok, d_ok, stride_cb, stride_cs, stride_ch, num_kv_heads,
+               PAGE: tl.constexpr, HAS_COLD: tl.constexpr):
+    """K and V of one page as fp32 [PAGE, BLOCK_D]; cold pages are dequantized inline."""
+    if HAS_COLD:
+        is_cold = block >= first_cold
+        hot_rows = tl.where(is_cold, 0, PAGE)          # rows to read from each pool (scalar predicates
+        cold_rows = PAGE - hot_rows                    # folded into the row bound)
+        hot_block = tl.where(is_cold, 0, block)
+        cold_block = tl.where(is_cold, block - first_cold, 0)
+        hot_ok = pos_ok & (offs_n < hot_rows)
+        cold_ok = pos_ok & (offs_n < cold_rows)
+        hot_off = hot_block * stride_cb + offs_n[:, None] * stride_cs + kv_head * stride_ch + offs_d[None, :]
+        cold_off = cold_block * stride_cb + offs_n[:, None] * stride_cs + kv_head * stride_ch + offs_d[None, :]
+        scale_off = (cold_block * PAGE + offs_n) * num_kv_heads + kv_head
+        k_scale = tl.load(ks_ptr + scale_off, mask=cold_ok, other=0.0)
+        v_scale = tl.load(vs_ptr + scale_off, mask=cold_ok, other=0.0)
+        hot_mask = hot_ok[:, None] & d_ok[None, :]
+        cold_mask = cold_ok[:, None] & d_ok[None, :]
+        k = tl.load(k_cache_ptr + hot_off, mask=hot_mask, other=0.0).to(tl.float32) \
+            + tl.load(kq_ptr + cold_off, mask=cold_mask, other=0).to(tl.float32) * k_scale[:, None]
+        v = tl.load(v_cache_ptr + hot_off, mask=hot_mask, other=0.0).to(tl.float32) \
+            + tl.load(vq_ptr + cold_off, mask=cold_mask, other=0).to(tl.float32) * v_scale[:, None]
+    else:
+        off = block * stride_cb + offs_n[:, None] * stride_cs + kv_head * stride_ch + offs_d[None, :]
+        mask = pos_ok[:, None] & d_ok[None, :]
+        k = tl.load(k_cache_ptr + off, mask=mask, other=0.0).to(tl.float32)
+        v = tl.load(v_cache_ptr + off, mask=mask, other=0.0).to(tl.float32)
+    return k, v
+
+
+def _cold_args(k_cache: torch.Tensor, v_cache: torch.Tensor, cold: ColdBlocks | None) -> tuple:
+    if cold is None:       # the loader never reads these when HAS_COLD is off
+        return k_cache, v_cache, k_cache, v_cache, 1 << 30
+    assert cold.k.shape[1:] == k_cache.shape[1:] and cold.k.is_contiguous() and k_cache.is_contiguous()
+    return cold.k, cold.v, cold.k_scale, cold.v_scale, cold.first_id
+
+
 # ---- decode: split-KV, two stages ------------------------------------------
 @triton.jit
-def _decode_split_kernel(q_ptr, k_cache_ptr, v_cache_ptr, table_ptr, lens_ptr, part_out_ptr, part_lse_ptr,
+def _decode_split_kernel(q_ptr, k_cache_ptr, v_cache_ptr, kq_ptr, vq_ptr, ks_ptr, vs_ptr, first_cold,
+                         table_ptr, lens_ptr, part_out_ptr, part_lse_ptr,
                          scale, stride_qb, stride_qh, stride_cb, stride_cs, stride_ch, stride_tb,
-                         stride_pb, stride_ph, stride_ps, GROUP: tl.constexpr, GROUP_PAD: tl.constexpr,
-                         HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, PAGE: tl.constexpr,
-                         PAGES_PER_SPLIT: tl.constexpr):
+                         stride_pb, stride_ph, stride_ps, num_kv_heads, GROUP: tl.constexpr,
+                         GROUP_PAD: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
+                         PAGE: tl.constexpr, PAGES_PER_SPLIT: tl.constexpr, HAS_COLD: tl.constexpr):
     b = tl.program_id(0)
     kv_head = tl.program_id(1)
     split = tl.program_id(2)
@@ -74,10 +117,9 @@ def _decode_split_kernel(q_ptr, k_cache_ptr, v_cache_ptr, table_ptr, lens_ptr, p
         block = tl.load(table_ptr + b * stride_tb + page).to(tl.int64)
         pos = page * PAGE + offs_n
         pos_ok = pos < seq_len
-        kv_off = block * stride_cb + offs_n[:, None] * stride_cs + kv_head * stride_ch + offs_d[None, :]
-        kv_mask = pos_ok[:, None] & d_ok[None, :]
-        k = tl.load(k_cache_ptr + kv_off, mask=kv_mask, other=0.0).to(tl.float32)
-        v = tl.load(v_cache_ptr + kv_off, mask=kv_mask, other=0.0).to(tl.float32)
+        k, v = _load_page(k_cache_ptr, v_cache_ptr, kq_ptr, vq_ptr, ks_ptr, vs_ptr, block, first_cold, kv_head,
+                          offs_n, offs_d, pos_ok, d_ok, stride_cb, stride_cs, stride_ch, num_kv_heads,
+                          PAGE, HAS_COLD)
         scores = tl.dot(q, tl.trans(k)) * scale                           # [GROUP_PAD, PAGE]
         scores = tl.where(pos_ok[None, :], scores, float("-inf"))
         m_new = tl.maximum(m_i, tl.max(scores, 1))
@@ -116,7 +158,8 @@ def _decode_merge_kernel(part_out_ptr, part_lse_ptr, out_ptr, num_splits, stride
 
 
 def paged_decode_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
-                           block_tables: torch.Tensor, seq_lens: torch.Tensor, scale: float) -> torch.Tensor:
+                           block_tables: torch.Tensor, seq_lens: torch.Tensor, scale: float,
+                           cold: ColdBlocks | None = None) -> torch.Tensor:
     batch, num_q_heads, head_dim = q.shape
     _, page, num_kv_heads, _ = k_cache.shape
     group = num_q_heads // num_kv_heads
@@ -130,11 +173,11 @@ def paged_decode_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torc
     part_lse = torch.empty((batch, num_q_heads, num_splits), dtype=torch.float32, device=q.device)
     assert part_lse.stride(0) * block_d == part_out.stride(0) and part_lse.stride(1) * block_d == part_out.stride(1)
     _decode_split_kernel[(batch, num_kv_heads, num_splits)](
-        q, k_cache, v_cache, tables, seq_lens.contiguous(), part_out, part_lse, scale,
-        q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1), k_cache.stride(2), tables.stride(0),
-        part_out.stride(0), part_out.stride(1), part_out.stride(2),
+        q, k_cache, v_cache, *_cold_args(k_cache, v_cache, cold), tables, seq_lens.contiguous(), part_out,
+        part_lse, scale, q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
+        tables.stride(0), part_out.stride(0), part_out.stride(1), part_out.stride(2), num_kv_heads,
         GROUP=group, GROUP_PAD=_pow2(group, MIN_DOT), HEAD_DIM=head_dim, BLOCK_D=block_d, PAGE=page,
-        PAGES_PER_SPLIT=DECODE_PAGES_PER_SPLIT)
+        PAGES_PER_SPLIT=DECODE_PAGES_PER_SPLIT, HAS_COLD=cold is not None)
     out = torch.empty_like(q)
     _decode_merge_kernel[(batch, num_q_heads)](
         part_out, part_lse, out, num_splits, part_out.stride(0), part_out.stride(1), part_out.stride(2),
@@ -144,10 +187,11 @@ def paged_decode_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torc
 
 # ---- extend (incremental prefill) -------------------------------------------
 @triton.jit
-def _extend_kernel(q_ptr, k_cache_ptr, v_cache_ptr, table_ptr, prefix_ptr, extend_ptr, start_ptr, out_ptr,
+def _extend_kernel(q_ptr, k_cache_ptr, v_cache_ptr, kq_ptr, vq_ptr, ks_ptr, vs_ptr, first_cold,
+                   table_ptr, prefix_ptr, extend_ptr, start_ptr, out_ptr,
                    scale, stride_qt, stride_qh, stride_cb, stride_cs, stride_ch, stride_tb, stride_ot, stride_oh,
-                   GROUP: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, PAGE: tl.constexpr,
-                   BLOCK_M: tl.constexpr):
+                   num_kv_heads, GROUP: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
+                   PAGE: tl.constexpr, BLOCK_M: tl.constexpr, HAS_COLD: tl.constexpr):
     b = tl.program_id(0)
     h = tl.program_id(1)
     m_block = tl.program_id(2)
@@ -170,10 +214,9 @@ def _extend_kernel(q_ptr, k_cache_ptr, v_cache_ptr, table_ptr, prefix_ptr, exten
         for page in range(0, tl.cdiv(visible, PAGE)):
             block = tl.load(table_ptr + b * stride_tb + page).to(tl.int64)
             pos = page * PAGE + offs_n
-            kv_off = block * stride_cb + offs_n[:, None] * stride_cs + kv_head * stride_ch + offs_d[None, :]
-            kv_mask = (pos < visible)[:, None] & d_ok[None, :]
-            k = tl.load(k_cache_ptr + kv_off, mask=kv_mask, other=0.0).to(tl.float32)
-            v = tl.load(v_cache_ptr + kv_off, mask=kv_mask, other=0.0).to(tl.float32)
+            k, v = _load_page(k_cache_ptr, v_cache_ptr, kq_ptr, vq_ptr, ks_ptr, vs_ptr, block, first_cold,
+                              kv_head, offs_n, offs_d, pos < visible, d_ok, stride_cb, stride_cs, stride_ch,
+                              num_kv_heads, PAGE, HAS_COLD)
             scores = tl.dot(q, tl.trans(k)) * scale                        # [BLOCK_M, PAGE]
             causal = pos[None, :] <= (prefix + rows)[:, None]
             scores = tl.where(causal, scores, float("-inf"))
@@ -190,7 +233,7 @@ def _extend_kernel(q_ptr, k_cache_ptr, v_cache_ptr, table_ptr, prefix_ptr, exten
 
 def paged_extend_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
                            block_tables: torch.Tensor, prefix_lens: torch.Tensor, extend_lens: torch.Tensor,
-                           scale: float) -> torch.Tensor:
+                           scale: float, cold: ColdBlocks | None = None) -> torch.Tensor:
     _, num_q_heads, head_dim = q.shape
     _, page, num_kv_heads, _ = k_cache.shape
     batch = extend_lens.shape[0]
@@ -204,8 +247,9 @@ def paged_extend_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torc
     tables = block_tables.contiguous()
     grid = (batch, num_q_heads, triton.cdiv(max_extend, EXTEND_BLOCK_M))
     _extend_kernel[grid](
-        q, k_cache, v_cache, tables, prefix_lens.to(torch.int32).contiguous(), extend_lens, starts, out, scale,
-        q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1), k_cache.stride(2), tables.stride(0),
-        out.stride(0), out.stride(1), GROUP=num_q_heads // num_kv_heads, HEAD_DIM=head_dim,
-        BLOCK_D=_pow2(head_dim, MIN_DOT), PAGE=page, BLOCK_M=EXTEND_BLOCK_M)
+        q, k_cache, v_cache, *_cold_args(k_cache, v_cache, cold), tables, prefix_lens.to(torch.int32).contiguous(),
+        extend_lens, starts, out, scale, q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1),
+        k_cache.stride(2), tables.stride(0), out.stride(0), out.stride(1), num_kv_heads,
+        GROUP=num_q_heads // num_kv_heads, HEAD_DIM=head_dim, BLOCK_D=_pow2(head_dim, MIN_DOT), PAGE=page,
+        BLOCK_M=EXTEND_BLOCK_M, HAS_COLD=cold is not None)
     return out

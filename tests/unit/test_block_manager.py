@@ -106,3 +106,24 @@ def shared_prompt_scenario(policy: str) -> int:
 def test_cost_model_keeps_a_shared_system_prompt_that_lru_evicts():
     assert shared_prompt_scenario("cost") == 8
     assert shared_prompt_scenario("lru") == 0
+
+
+def test_demotion_moves_cached_blocks_to_the_cold_pool():
+    bm = BlockManager(6, 4, clock=FakeClock(), num_cold_blocks=3)
+    seq = Sequence("a", list(range(13)), SamplingParams(), num_protected_tokens=4)
+    ok, m = bm.can_admit(seq, 13)
+    bm.admit(seq, m)
+    bm.ensure_slots(seq, 13)
+    seq.num_computed_tokens = 13
+    bm.commit_full_blocks(seq)
+    bm.free(seq)
+    demotions = bm.take_demotions()
+    assert len(demotions) == 2                               # blocks 2 and 3; block 1 is protected
+    assert bm.num_used == 0 and bm.num_free == 6             # hot blocks came back at once
+    chain = bm.match_prefix(Sequence("b", list(range(13)), SamplingParams()))
+    assert [b.block_id >= 6 for b in chain] == [False, True, True]
+    assert chain[1].parent is chain[0] and chain[2].parent is chain[1]
+    # a second chain fills the cold pool: cold leaves are evicted to make room, tail first
+    run_sequence(bm, [50 + i for i in range(13)])
+    assert bm.num_cold_cached == 3
+    assert len(bm.match_prefix(Sequence("c", list(range(13)), SamplingParams()))) >= 1

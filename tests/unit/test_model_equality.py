@@ -42,7 +42,7 @@ def engine_logits(loaded, ids):
     nblocks = -(-len(ids) // block_size)
     cfg = loaded.config
     caches = [(torch.zeros(nblocks, block_size, cfg.num_kv_heads, cfg.head_dim),
-               torch.zeros(nblocks, block_size, cfg.num_kv_heads, cfg.head_dim)) for _ in range(cfg.num_layers)]
+               torch.zeros(nblocks, block_size, cfg.num_kv_heads, cfg.head_dim), None) for _ in range(cfg.num_layers)]
     batch = AttentionBatch(slot_mapping=torch.arange(len(ids)), block_tables=torch.arange(nblocks)[None].int(),
                            prefix_lens=torch.tensor([0]), extend_lens=torch.tensor([len(ids)]), is_decode=False)
     with torch.no_grad():

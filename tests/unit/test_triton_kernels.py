@@ -103,3 +103,43 @@ def test_bad_kernel_choice_is_a_clear_error(monkeypatch):
     monkeypatch.setenv("SEMCACHE_KERNELS", "cuda-magic")
     with pytest.raises(ValueError, match="SEMCACHE_KERNELS"):
         kernels.backend_for(torch.zeros(1))
+
+
+def mixed_case(block_size, group, hkv=2, d=32, seed=5):
+    """A pool where every other block of each sequence is demoted to INT8."""
+    from kernels.int8 import ColdBlocks, demote_blocks
+    lengths = [3 * block_size + 7, 2 * block_size]
+    k_cache, v_cache, table = paged_case(lengths, block_size, hkv, d, seed=seed)
+    num_hot = k_cache.shape[0]
+    cold = ColdBlocks.allocate(num_hot, block_size, hkv, d, first_id=num_hot)
+    mixed = table.clone()
+    hot_ids, cold_ids = [], []
+    for b in range(table.shape[0]):
+        for p in range(0, -(-lengths[b] // block_size), 2):
+            hot_ids.append(int(table[b, p]))
+            cold_ids.append(len(cold_ids))
+            mixed[b, p] = num_hot + cold_ids[-1]
+    demote_blocks(k_cache, v_cache, cold, hot_ids, cold_ids)
+    return lengths, k_cache, v_cache, table, mixed, cold
+
+
+@pytest.mark.parametrize("block_size,group", [(16, 1), (32, 4)])
+def test_int8_cold_blocks_in_both_kernels(block_size, group):
+    lengths, k_cache, v_cache, table, mixed, cold = mixed_case(block_size, group)
+    g = torch.Generator().manual_seed(6)
+    hq, d = 2 * group, 32
+    lens = torch.tensor(lengths, dtype=torch.int32)
+    q = torch.randn(2, hq, d, generator=g)
+    exact = torch_ref.paged_decode_attention(q, k_cache, v_cache, table, lens, 0.2)
+    ref = torch_ref.paged_decode_attention(q, k_cache, v_cache, mixed, lens, 0.2, cold)
+    out = triton_ops.paged_decode_attention(q, k_cache, v_cache, mixed, lens, 0.2, cold)
+    torch.testing.assert_close(out, ref, atol=2e-5, rtol=2e-5)           # kernel == reference, same INT8 data
+    assert (ref - exact).abs().max() < 0.02                              # stated INT8 error bound
+    prefixes = torch.tensor([block_size, 5], dtype=torch.int32)
+    extends = lens - prefixes
+    qx = torch.randn(int(extends.sum()), hq, d, generator=g)
+    ref = torch_ref.paged_extend_attention(qx, k_cache, v_cache, mixed, prefixes, extends, 0.2, cold)
+    out = triton_ops.paged_extend_attention(qx, k_cache, v_cache, mixed, prefixes, extends, 0.2, cold)
+    torch.testing.assert_close(out, ref, atol=2e-5, rtol=2e-5)
+    exact = torch_ref.paged_extend_attention(qx, k_cache, v_cache, table, prefixes, extends, 0.2)
+    assert (ref - exact).abs().max() < 0.02
