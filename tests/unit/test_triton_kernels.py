@@ -2,14 +2,32 @@
 
 conftest.py sets TRITON_INTERPRET=1 before anything imports triton.
 """
+import dataclasses
 import math
+import os
 
 import pytest
 import torch
 
 from kernels import torch_ref
+from kernels.int8 import ColdBlocks
 
 triton_ops = pytest.importorskip("kernels.triton_ops")
+# bench/device_check.sh runs these compiled for real on a GPU: inputs are built on the CPU, moved there
+DEVICE = os.environ.get("SEMCACHE_TEST_DEVICE", "cpu")
+
+
+def on_device(fn, *args):
+    """Call a Triton op with its tensor arguments on DEVICE; the result comes back to the CPU."""
+    def move(a):
+        if isinstance(a, torch.Tensor):
+            return a.to(DEVICE)
+        if isinstance(a, ColdBlocks):
+            return dataclasses.replace(a, **{f: getattr(a, f).to(DEVICE) for f in ("k", "v", "k_scale", "v_scale")})
+        return a
+    moved = [move(a) for a in args]
+    out = fn(*moved)
+    return out.cpu() if out is not None else moved
 
 CASES = [(16, 1), (16, 4), (32, 1), (32, 4), (64, 1), (64, 4)]     # (block size, GQA ratio)
 
@@ -38,7 +56,8 @@ def test_store_kv_matches_reference(block_size, group):
     slots[::5] = -1                                     # skipped slots
     caches = [torch.zeros(4, block_size, hkv, d) for _ in range(4)]
     torch_ref.store_kv(k, v, caches[0], caches[1], slots)
-    triton_ops.store_kv(k, v, caches[2], caches[3], slots)
+    moved = on_device(triton_ops.store_kv, k, v, caches[2], caches[3], slots)
+    caches[2], caches[3] = moved[2].cpu(), moved[3].cpu()
     assert torch.equal(caches[0], caches[2]) and torch.equal(caches[1], caches[3])
     assert caches[2].abs().sum() > 0
 
@@ -52,7 +71,7 @@ def test_decode_matches_reference(block_size, group):
     lens = torch.tensor(lengths, dtype=torch.int32)
     scale = 1 / math.sqrt(d)
     ref = torch_ref.paged_decode_attention(q, k_cache, v_cache, table, lens, scale)
-    out = triton_ops.paged_decode_attention(q, k_cache, v_cache, table, lens, scale)
+    out = on_device(triton_ops.paged_decode_attention, q, k_cache, v_cache, table, lens, scale)
     torch.testing.assert_close(out, ref, atol=2e-5, rtol=2e-5)
 
 
@@ -66,7 +85,7 @@ def test_extend_matches_reference(block_size, group):
     q = torch.randn(sum(extends), hkv * group, d, generator=torch.Generator().manual_seed(3))
     args = (table, torch.tensor(prefixes, dtype=torch.int32), torch.tensor(extends, dtype=torch.int32), 0.25)
     ref = torch_ref.paged_extend_attention(q, k_cache, v_cache, *args)
-    out = triton_ops.paged_extend_attention(q, k_cache, v_cache, *args)
+    out = on_device(triton_ops.paged_extend_attention, q, k_cache, v_cache, *args)
     torch.testing.assert_close(out, ref, atol=2e-5, rtol=2e-5)
 
 
@@ -76,7 +95,7 @@ def test_bf16_cache_accumulates_in_fp32():
     q = torch.randn(2, 8, 16, generator=torch.Generator().manual_seed(4)).to(torch.bfloat16)
     lens = torch.tensor(lengths, dtype=torch.int32)
     ref = torch_ref.paged_decode_attention(q, k_cache, v_cache, table, lens, 0.25)
-    out = triton_ops.paged_decode_attention(q, k_cache, v_cache, table, lens, 0.25)
+    out = on_device(triton_ops.paged_decode_attention, q, k_cache, v_cache, table, lens, 0.25)
     assert out.dtype == torch.bfloat16
     torch.testing.assert_close(out.float(), ref.float(), atol=1e-2, rtol=1e-2)
 
@@ -132,14 +151,14 @@ def test_int8_cold_blocks_in_both_kernels(block_size, group):
     q = torch.randn(2, hq, d, generator=g)
     exact = torch_ref.paged_decode_attention(q, k_cache, v_cache, table, lens, 0.2)
     ref = torch_ref.paged_decode_attention(q, k_cache, v_cache, mixed, lens, 0.2, cold)
-    out = triton_ops.paged_decode_attention(q, k_cache, v_cache, mixed, lens, 0.2, cold)
+    out = on_device(triton_ops.paged_decode_attention, q, k_cache, v_cache, mixed, lens, 0.2, cold)
     torch.testing.assert_close(out, ref, atol=2e-5, rtol=2e-5)           # kernel == reference, same INT8 data
     assert (ref - exact).abs().max() < 0.02                              # stated INT8 error bound
     prefixes = torch.tensor([block_size, 5], dtype=torch.int32)
     extends = lens - prefixes
     qx = torch.randn(int(extends.sum()), hq, d, generator=g)
     ref = torch_ref.paged_extend_attention(qx, k_cache, v_cache, mixed, prefixes, extends, 0.2, cold)
-    out = triton_ops.paged_extend_attention(qx, k_cache, v_cache, mixed, prefixes, extends, 0.2, cold)
+    out = on_device(triton_ops.paged_extend_attention, qx, k_cache, v_cache, mixed, prefixes, extends, 0.2, cold)
     torch.testing.assert_close(out, ref, atol=2e-5, rtol=2e-5)
     exact = torch_ref.paged_extend_attention(qx, k_cache, v_cache, table, prefixes, extends, 0.2)
     assert (ref - exact).abs().max() < 0.02
