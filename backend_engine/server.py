@@ -196,4 +196,5 @@ def create_app(engine: LLMEngine) -> Litestar:
                             Exception: _internal_error_handler},
         state=State({"engine": engine, "async_engine": async_engine}),
         openapi_config=None,
+        logging_config=None,          # leave logging to the process (the gateway logs JSON)
     )

@@ -27,17 +27,9 @@ def _engine_args(p: argparse.ArgumentParser, default_port: int) -> None:
     p.add_argument("--log-level", default="info")
 
 
-def parse_size(text: str) -> int:
-    units = {"kib": 2**10, "mib": 2**20, "gib": 2**30, "kb": 10**3, "mb": 10**6, "gb": 10**9, "b": 1}
-    lowered = text.strip().lower()
-    for unit, scale in units.items():
-        if lowered.endswith(unit):
-            return int(float(lowered[: -len(unit)]) * scale)
-    return int(lowered)
-
-
 def _engine_config(args):
     from backend_engine import EngineConfig
+    from gateway.settings import parse_size
     return EngineConfig(model=args.model, block_size=args.block_size, num_blocks=args.num_blocks,
                         kv_cache_memory=parse_size(args.kv_cache_memory), max_model_len=args.max_model_len,
                         max_num_seqs=args.max_num_seqs, max_num_batched_tokens=args.max_num_batched_tokens,
@@ -56,6 +48,32 @@ def cmd_backend(args) -> int:
     return 0
 
 
+def _settings(args):
+    from gateway.settings import load_settings
+    return load_settings(args.config, host=getattr(args, "host", None), port=getattr(args, "port", None),
+                         backend_model=getattr(args, "model", None), backend_url=getattr(args, "backend_url", None),
+                         log_level=getattr(args, "log_level", None))
+
+
+def cmd_serve(args) -> int:
+    import uvicorn
+
+    from gateway.app import create_app
+    from gateway.logs import configure_logging
+    settings = _settings(args)
+    configure_logging(settings.log_level)
+    logging.getLogger("semcache.gateway").info("configuration", extra={"fields": {"config": settings.masked()}})
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_config=None,
+                access_log=False, log_level=settings.log_level)
+    return 0
+
+
+def cmd_config_show(args) -> int:
+    import json
+    print(json.dumps(_settings(args).masked(), indent=2))
+    return 0
+
+
 def cmd_models_prepare(args) -> int:
     from pathlib import Path
 
@@ -71,10 +89,19 @@ def main(argv: list[str] | None = None) -> int:
     backend = sub.add_parser("backend", help="run the bundled paged-KV inference server")
     _engine_args(backend, 8001)
     backend.set_defaults(func=cmd_backend)
-    # The caching gateway arrives with its own issue; until then `serve` runs the embedded engine.
-    serve = sub.add_parser("serve", help="run semcache on its embedded defaults")
-    _engine_args(serve, 8000)
-    serve.set_defaults(func=cmd_backend)
+    serve = sub.add_parser("serve", help="run the gateway (default backend: the bundled engine in-process)")
+    serve.add_argument("--host", default=None, help="default 127.0.0.1 (SEMCACHE_HOST)")
+    serve.add_argument("--port", type=int, default=None, help="default 8000 (SEMCACHE_PORT)")
+    serve.add_argument("--config", default=None, help="a semcache.toml (default ./semcache.toml if present)")
+    serve.add_argument("--model", default=None, help="embedded engine model (SEMCACHE_BACKEND_MODEL)")
+    serve.add_argument("--backend-url", default=None, help="'embedded' or an OpenAI-compatible URL")
+    serve.add_argument("--log-level", default=None)
+    serve.set_defaults(func=cmd_serve)
+    config = sub.add_parser("config", help="configuration")
+    config_sub = config.add_subparsers(dest="config_command", required=True)
+    show = config_sub.add_parser("show", help="print the effective configuration (secrets masked)")
+    show.add_argument("--config", default=None)
+    show.set_defaults(func=cmd_config_show)
     models = sub.add_parser("models", help="model files")
     models_sub = models.add_subparsers(dest="models_command", required=True)
     prepare = models_sub.add_parser("prepare", help="prepare a model into the data dir (GGUF is dequantized once)")
@@ -82,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     prepare.add_argument("--data-dir", default=os.environ.get("SEMCACHE_DATA_DIR"))
     prepare.set_defaults(func=cmd_models_prepare)
     args = parser.parse_args(argv)
-    logging.basicConfig(level=getattr(args, "log_level", "info").upper(),
+    logging.basicConfig(level=(getattr(args, "log_level", None) or "info").upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         return args.func(args)

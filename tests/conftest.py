@@ -68,3 +68,28 @@ def metric(url: str, name: str) -> float:
         if line.startswith(name + " ") or line.startswith(name + "{"):
             return float(line.rsplit(" ", 1)[1])
     raise KeyError(name)
+
+
+GATEWAY_KEYS = "sk-acme-1:acme,sk-globex-1:globex"
+ADMIN_TOKEN = "admin-secret-token"
+
+
+@pytest.fixture(scope="session")
+def embedded_gateway():
+    """`semcache serve` on its embedded default, with the demo model."""
+    server = RunningServer(["serve"], env={"SEMCACHE_BACKEND_MODEL": "demo", "SEMCACHE_BACKEND_URL": "embedded",
+                                           "SEMCACHE_ENGINE_KV_CACHE_MEMORY": "64MiB",
+                                           "SEMCACHE_ENGINE_MAX_MODEL_LEN": "1024"}, ready_path="/readyz")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def proxy_gateway(demo_backend):
+    """The gateway in front of `semcache backend` in its own process, with API keys and small limits."""
+    server = RunningServer(["serve"], env={"SEMCACHE_BACKEND_URL": demo_backend.url + "/v1",
+                                           "SEMCACHE_API_KEYS": GATEWAY_KEYS, "SEMCACHE_ADMIN_TOKEN": ADMIN_TOKEN,
+                                           "SEMCACHE_MAX_MESSAGES": "8", "SEMCACHE_MAX_BODY_BYTES": "65536"},
+                           ready_path="/readyz")
+    yield server
+    server.stop()

@@ -1,0 +1,107 @@
+"""Gateway configuration: SEMCACHE_* environment variables, then an optional semcache.toml.
+
+Environment variables win over the file; the file's keys are the field names
+below (without the SEMCACHE_ prefix), e.g. `backend_url = "http://..."`.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import (BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict,
+                               TomlConfigSettingsSource)
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="SEMCACHE_", extra="ignore")
+
+    # upstream
+    backend_url: str = Field("embedded", description="'embedded' (bundled engine in-process) or an OpenAI-compatible base URL")
+    backend_model: str = Field("smollm2", description="model of the embedded engine: smollm2, demo, bench, a folder or a .gguf")
+    backend_api_key: SecretStr | None = Field(None, description="bearer key sent to the upstream")
+    backend_auth_passthrough: bool = Field(False, description="forward the client's Authorization header upstream "
+                                                              "(only when SEMCACHE_API_KEYS is not set)")
+    connect_timeout_s: float = 5.0
+    backend_timeout_s: float = Field(300.0, description="longest wait for the upstream's next byte")
+    max_connections: int = 256
+    # embedded engine
+    engine_kv_cache_memory: str = "512MiB"
+    engine_max_model_len: int = 2048
+    # requests
+    max_body_bytes: int = 4 * 2**20
+    max_messages: int = 512
+    # auth
+    api_keys: Annotated[dict[str, str], NoDecode] = Field(default_factory=dict, description="API key -> tenant; 'key:tenant,...' or JSON")
+    admin_token: SecretStr | None = None
+    # storage (used by the cache issues)
+    data_dir: Path = Field(default_factory=lambda: Path.home() / ".semcache")
+    database_url: SecretStr | None = None
+    redis_url: SecretStr | None = None
+    embedding_model: str = "e5-small"
+    ready_delay_s: float = 30.0
+    # serving
+    host: str = "127.0.0.1"
+    port: int = 8000
+    log_level: str = "info"
+
+    @field_validator("api_keys", mode="before")
+    @classmethod
+    def _parse_api_keys(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = value.strip()
+            if not value:
+                return {}
+            if value.startswith("{"):
+                return json.loads(value)
+            pairs = {}
+            for item in value.split(","):
+                key, sep, tenant = item.strip().partition(":")
+                if not sep or not key or not tenant:
+                    raise ValueError("SEMCACHE_API_KEYS entries must look like key:tenant")
+                pairs[key] = tenant
+            return pairs
+        return value
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings,
+                                   file_secret_settings) -> tuple[PydanticBaseSettingsSource, ...]:
+        path = os.environ.get("SEMCACHE_CONFIG", "semcache.toml")
+        return init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=path)
+
+    @property
+    def embedded(self) -> bool:
+        return self.backend_url == "embedded"
+
+    def masked(self) -> dict[str, Any]:
+        """The effective configuration, secrets masked (for `semcache config show` and logs)."""
+        out = {}
+        for name, value in self.model_dump().items():
+            if isinstance(value, SecretStr):
+                value = "********" if value.get_secret_value() else ""
+            elif name == "api_keys":
+                value = {f"{k[:3]}…": tenant for k, tenant in value.items()}
+            elif isinstance(value, Path):
+                value = str(value)
+            out[name] = value
+        return out
+
+
+def parse_size(text: str) -> int:
+    """'512MiB', '2GiB', '100MB' or a plain number of bytes."""
+    units = {"kib": 2**10, "mib": 2**20, "gib": 2**30, "kb": 10**3, "mb": 10**6, "gb": 10**9, "b": 1}
+    lowered = str(text).strip().lower()
+    for unit, scale in units.items():
+        if lowered.endswith(unit):
+            return int(float(lowered[: -len(unit)]) * scale)
+    return int(lowered)
+
+
+def load_settings(config_file: str | None = None, **overrides: Any) -> Settings:
+    if config_file:
+        os.environ["SEMCACHE_CONFIG"] = config_file
+        if not Path(config_file).exists():
+            raise ValueError(f"config file {config_file} does not exist")
+    return Settings(**{k: v for k, v in overrides.items() if v is not None})

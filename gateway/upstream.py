@@ -1,0 +1,99 @@
+"""The OpenAI-compatible backend the gateway forwards to: a pooled httpx client.
+
+`SEMCACHE_BACKEND_URL=embedded` mounts the bundled engine's ASGI app in this
+process behind the same client (see `open_upstream`, the one composition
+point); any other value is a base URL such as http://backend:8001.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+import httpx
+
+from gateway.asgi_transport import ASGILifespan, StreamingASGITransport
+from gateway.errors import GatewayError
+from gateway.settings import Settings, parse_size
+
+log = logging.getLogger("semcache.gateway")
+
+HOP_HEADERS = {"content-length", "transfer-encoding", "connection", "keep-alive", "content-encoding"}
+
+
+class Upstream:
+    def __init__(self, client: httpx.AsyncClient, api_key: str | None = None, auth_passthrough: bool = False,
+                 name: str = "upstream", embedded: bool = False):
+        self.client = client
+        self.embedded = embedded
+        self.api_key = api_key
+        self.auth_passthrough = auth_passthrough
+        self.name = name
+        self._exit_stack = contextlib.AsyncExitStack()
+
+    def headers(self, request_id: str, session_id: str | None, client_auth: str | None,
+                tenant_salt: str | None = None) -> dict[str, str]:
+        headers = {"content-type": "application/json", "x-request-id": request_id}
+        if session_id:
+            headers["x-session-id"] = session_id
+        if tenant_salt:
+            headers["x-cache-salt"] = tenant_salt
+        if self.api_key:
+            headers["authorization"] = f"Bearer {self.api_key}"
+        elif self.auth_passthrough and client_auth:
+            headers["authorization"] = client_auth
+        return headers
+
+    async def send(self, method: str, path: str, headers: dict[str, str], body: bytes | None = None) -> httpx.Response:
+        """Send and return once the status and headers are in; the body is read by the caller."""
+        request = self.client.build_request(method, path, headers=headers, content=body)
+        try:
+            return await self.client.send(request, stream=True)
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            raise GatewayError(502, f"cannot reach the backend at {self.name}: {exc.__class__.__name__}",
+                               "upstream_error", code="upstream_unreachable") from None
+        except httpx.TimeoutException:
+            raise GatewayError(504, "the backend did not answer in time", "upstream_error",
+                               code="upstream_timeout") from None
+        except httpx.TransportError as exc:
+            raise GatewayError(502, f"the backend connection failed: {exc.__class__.__name__}", "upstream_error",
+                               code="upstream_failed") from None
+
+    async def ready(self) -> bool:
+        try:
+            response = await self.send("GET", "/v1/models", {"x-request-id": "readyz"})
+            await response.aclose()
+            return response.status_code == 200
+        except GatewayError:
+            return False
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+        await self._exit_stack.aclose()
+
+
+async def _embedded_app(settings: Settings):
+    from backend_engine import EngineConfig, LLMEngine        # the gateway's only import of the engine
+    from backend_engine.server import create_app
+    config = EngineConfig(model=settings.backend_model, kv_cache_memory=parse_size(settings.engine_kv_cache_memory),
+                          max_model_len=settings.engine_max_model_len, data_dir=str(settings.data_dir))
+    engine = await asyncio.to_thread(LLMEngine, config)   # model load must not block the event loop
+    return create_app(engine)
+
+
+async def open_upstream(settings: Settings) -> Upstream:
+    timeout = httpx.Timeout(settings.backend_timeout_s, connect=settings.connect_timeout_s)
+    api_key = settings.backend_api_key.get_secret_value() if settings.backend_api_key else None
+    passthrough = settings.backend_auth_passthrough and not settings.api_keys
+    if settings.embedded:
+        app = await _embedded_app(settings)
+        client = httpx.AsyncClient(transport=StreamingASGITransport(app, settings.backend_timeout_s),
+                                   base_url="http://embedded", timeout=timeout)
+        upstream = Upstream(client, api_key, passthrough, name=f"embedded:{settings.backend_model}", embedded=True)
+        await upstream._exit_stack.enter_async_context(ASGILifespan(app))
+        return upstream
+    limits = httpx.Limits(max_connections=settings.max_connections,
+                          max_keepalive_connections=settings.max_connections)
+    base = settings.backend_url.rstrip("/").removesuffix("/v1")    # accept the URL an OpenAI client would use
+    client = httpx.AsyncClient(base_url=base, timeout=timeout, limits=limits)
+    return Upstream(client, api_key, passthrough, name=settings.backend_url)
