@@ -79,6 +79,16 @@ def _load_page(k_cache_ptr, v_cache_ptr, kq_ptr, vq_ptr, ks_ptr, vs_ptr, block, 
     return k, v
 
 
+@triton.jit
+def _softmax_step(q, k, v, visible, scale, m_i, l_i, acc):
+    """One page of online softmax: rows of q against the page's keys where `visible`."""
+    scores = tl.where(visible, tl.dot(q, tl.trans(k)) * scale, float("-inf"))
+    m_new = tl.maximum(m_i, tl.max(scores, 1))
+    p = tl.exp(scores - m_new[:, None])
+    alpha = tl.exp(m_i - m_new)
+    return m_new, l_i * alpha + tl.sum(p, 1), acc * alpha[:, None] + tl.dot(p, v)
+
+
 def _cold_args(k_cache: torch.Tensor, v_cache: torch.Tensor, cold: ColdBlocks | None) -> tuple:
     if cold is None:       # the loader never reads these when HAS_COLD is off
         return k_cache, v_cache, k_cache, v_cache, 1 << 30
@@ -120,14 +130,7 @@ def _decode_split_kernel(q_ptr, k_cache_ptr, v_cache_ptr, kq_ptr, vq_ptr, ks_ptr
         k, v = _load_page(k_cache_ptr, v_cache_ptr, kq_ptr, vq_ptr, ks_ptr, vs_ptr, block, first_cold, kv_head,
                           offs_n, offs_d, pos_ok, d_ok, stride_cb, stride_cs, stride_ch, num_kv_heads,
                           PAGE, HAS_COLD)
-        scores = tl.dot(q, tl.trans(k)) * scale                           # [GROUP_PAD, PAGE]
-        scores = tl.where(pos_ok[None, :], scores, float("-inf"))
-        m_new = tl.maximum(m_i, tl.max(scores, 1))
-        p = tl.exp(scores - m_new[:, None])
-        alpha = tl.exp(m_i - m_new)
-        l_i = l_i * alpha + tl.sum(p, 1)
-        acc = acc * alpha[:, None] + tl.dot(p, v)
-        m_i = m_new
+        m_i, l_i, acc = _softmax_step(q, k, v, pos_ok[None, :], scale, m_i, l_i, acc)
 
     has_work = last > first
     out = acc / tl.where(l_i > 0, l_i, 1.0)[:, None]
@@ -217,15 +220,8 @@ def _extend_kernel(q_ptr, k_cache_ptr, v_cache_ptr, kq_ptr, vq_ptr, ks_ptr, vs_p
             k, v = _load_page(k_cache_ptr, v_cache_ptr, kq_ptr, vq_ptr, ks_ptr, vs_ptr, block, first_cold,
                               kv_head, offs_n, offs_d, pos < visible, d_ok, stride_cb, stride_cs, stride_ch,
                               num_kv_heads, PAGE, HAS_COLD)
-            scores = tl.dot(q, tl.trans(k)) * scale                        # [BLOCK_M, PAGE]
             causal = pos[None, :] <= (prefix + rows)[:, None]
-            scores = tl.where(causal, scores, float("-inf"))
-            m_new = tl.maximum(m_i, tl.max(scores, 1))
-            p = tl.exp(scores - m_new[:, None])
-            alpha = tl.exp(m_i - m_new)
-            l_i = l_i * alpha + tl.sum(p, 1)
-            acc = acc * alpha[:, None] + tl.dot(p, v)
-            m_i = m_new
+            m_i, l_i, acc = _softmax_step(q, k, v, causal, scale, m_i, l_i, acc)
         out = acc / l_i[:, None]
         tl.store(out_ptr + (start + rows)[:, None] * stride_ot + h * stride_oh + offs_d[None, :],
                  out.to(out_ptr.dtype.element_ty), mask=row_ok[:, None] & d_ok[None, :])
