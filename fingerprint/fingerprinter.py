@@ -1,0 +1,177 @@
+"""The layered fingerprint of a chat request: hard tags, a context view, and a unit vector.
+
+The vector is a weighted mean of per-turn encodings: the current user message
+weighs most, earlier turns of the same topic decay with distance, and the
+key part of the system prompt is encoded on its own with the top history
+weight. Each turn's encoding is cached by its text, so a follow-up turn
+encodes only what is new.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from fingerprint.domain import DomainClassifier
+from fingerprint.encoder import TextEncoder
+from fingerprint.entities import active_entities, extract
+from fingerprint.normalize import mask_volatile, normalize_text
+
+CALIBRATION_FILE = Path(__file__).parent / "data" / "calibration.json"
+SYSTEM_CHARS = 512
+VIEW_CHARS = 1500                # roughly the encoder's 512 tokens for mixed EN/ZH text
+HISTORY_TURNS = 6
+CURRENT_WEIGHT, HISTORY_WEIGHT, HISTORY_DECAY = 1.0, 0.35, 0.6
+
+CHANGE_CUES = re.compile(
+    r"\b(change|instead|rather|switch(?:ed)? to|make it|update|increase|raise|lower|reduce|decrease|cut|remove|"
+    r"drop|without|don'?t|do not|no longer|not|add|also|plus|extend|shorten|replace|swap|skip|exclude|more|less|"
+    r"cheaper|longer|shorter|only|but)\b|改|换|不要|去掉|去除|取消|排除|加上|增加|减少|提高|降低|还有|补充|别|再|"
+    r"延长|缩短|只要|只去|便宜|贵一点|多一|少一", re.I)
+COREF_CUES = re.compile(r"\b(that|this|it|those|these|them|there|the same|above|previous|last one|which one)\b|"
+                        r"那家|那个|这个|这家|它|上面|刚才|之前|那里|这些|那些", re.I)
+
+
+@dataclass
+class Tags:
+    intent_domain: str
+    task_skeleton: str
+    active_entities: list[str]
+    change_intent: bool
+    context_switch: bool
+
+
+@dataclass
+class Fingerprint:
+    tags: Tags
+    context_view: str
+    vector: np.ndarray
+    system_prompt_version: str
+    debug: dict = field(default_factory=dict)
+
+
+def content_text(content) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+    return str(content)
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    n = float(np.linalg.norm(v))
+    return (v / n).astype(np.float32) if n > 0 else v.astype(np.float32)
+
+
+def _key_points(text: str, limit: int = 200) -> str:
+    text = re.sub(r"\s+", " ", text).strip()
+    sentences = re.split(r"(?<=[.!?。！？])\s*", text)
+    out = ""
+    for s in sentences:
+        if len(out) + len(s) > limit:
+            break
+        out += s + " "
+    return (out.strip() or text[:limit]).strip()
+
+
+class Fingerprinter:
+    def __init__(self, encoder: TextEncoder | None = None, calibration: Path = CALIBRATION_FILE):
+        self.encoder = encoder or TextEncoder()
+        self.domains = DomainClassifier(self.encoder)
+        cal = json.loads(Path(calibration).read_text()) if Path(calibration).exists() else {}
+        self.switch_similarity = cal.get("switch_similarity", 0.82)
+        self.switch_domain_confidence = cal.get("switch_domain_confidence", 0.86)
+        self.switch_change_margin = cal.get("switch_change_margin", 0.0)
+
+    def system_prompt_version(self, system_prompt: str) -> str:
+        return hashlib.sha256(mask_volatile(system_prompt).encode()).hexdigest()[:16]
+
+    def fingerprint(self, messages: list[dict], system_prompt_version: str | None = None) -> Fingerprint:
+        system = " ".join(content_text(m.get("content")) for m in messages if m.get("role") in ("system", "developer"))
+        turns = [(m["role"], normalize_text(content_text(m.get("content")))) for m in messages
+                 if m.get("role") in ("user", "assistant") and content_text(m.get("content")).strip()]
+        last_user = max((i for i, (role, _) in enumerate(turns) if role == "user"), default=None)
+        current = turns[last_user][1] if last_user is not None else ""
+        history = turns[:last_user] if last_user is not None else []
+        version = system_prompt_version or self.system_prompt_version(system)
+        system_key = mask_volatile(system)[-SYSTEM_CHARS:] if system else ""
+
+        v_current = self.encoder.encode_one(current)
+        recent = history[-3:]
+        change = bool(CHANGE_CUES.search(current)) or self._changes_a_value(history, current)
+        switch, debug = False, {}
+        if recent:
+            v_recent = _unit(self.encoder.encode([f"{r}: {_key_points(t)}" for r, t in recent]).mean(0))
+            similarity = float(v_current @ v_recent)
+            alone, alone_score = self.domains.classify(current, v_current)
+            before, _ = self.domains.classify(" ".join(t for r, t in recent if r == "user") or recent[-1][1],
+                                              v_recent)
+            debug.update(switch_similarity=similarity, domain_alone=alone, domain_alone_score=alone_score,
+                         domain_before=before, coreference=bool(COREF_CUES.search(current)),
+                         shares_entities=self._shares_entities(history, current), change=change)
+            switch = self.is_switch(debug)
+        topic = [] if switch else history[-HISTORY_TURNS:]
+        user_texts = [t for r, t in topic if r == "user"] + [current]
+        if topic:
+            v_context = _unit(v_current + 0.7 * self.encoder.encode([t for t in user_texts[:-1]] or [current]).mean(0))
+            domain, _ = self.domains.classify(" ".join(user_texts), v_context)
+        else:
+            domain, _ = self.domains.classify(current, v_current)
+        skeleton = re.sub(r"\d+(?:\.\d+)?", "#", (user_texts[0] if user_texts else "").lower())[:80]
+        tags = Tags(domain, skeleton, active_entities(user_texts), change, switch)
+
+        view_lines = self._view(system_key, topic, current, tags)
+        vector = CURRENT_WEIGHT * v_current
+        weights = [HISTORY_WEIGHT * HISTORY_DECAY ** k for k in range(len(topic))][::-1]
+        if topic:
+            chunks = [f"{r}: {t if r == 'user' else _key_points(t)}" for r, t in topic]
+            vector = vector + (np.asarray(weights)[:, None] * self.encoder.encode(chunks)).sum(0)
+        if system_key:
+            vector = vector + HISTORY_WEIGHT * self.encoder.encode_one("system: " + system_key)
+        return Fingerprint(tags, "\n".join(view_lines), _unit(vector), version, debug)
+
+    def is_switch(self, features: dict) -> bool:
+        """A new topic: no entity shared with the last turns, and either confidently in another domain,
+        or far from the last turns without a reference back ("that hotel", "那家").
+        Thresholds come from calibration.json."""
+        if features["shares_entities"]:
+            return False
+        other_domain = features["domain_alone"] not in (features["domain_before"], "other")
+        # a change instruction ("make it...", "改成...") usually continues the topic: ask for more confidence
+        needed = self.switch_domain_confidence + (self.switch_change_margin if features["change"] else 0.0)
+        if other_domain and features["domain_alone_score"] >= needed:
+            return True
+        return features["switch_similarity"] < self.switch_similarity and not features["coreference"]
+
+    @staticmethod
+    def _changes_a_value(history: list[tuple[str, str]], current: str) -> bool:
+        before = dict(e.split("=", 1) for e in active_entities([t for r, t in history if r == "user"]) if "=" in e)
+        now, _, negated = extract(current)
+        return bool(negated) or any(k in before and before[k] != v for k, v in now.items())
+
+    @staticmethod
+    def _shares_entities(history: list[tuple[str, str]], current: str) -> bool:
+        _, named_now, _ = extract(current)
+        if not named_now:
+            return False
+        earlier = set(active_entities([t for r, t in history[-3:] if r == "user"]))
+        return bool(earlier & set(named_now))
+
+    @staticmethod
+    def _view(system_key: str, topic: list[tuple[str, str]], current: str, tags: Tags) -> list[str]:
+        lines = [f"system: {system_key}"] if system_key else []
+        history = [f"{r}: {_key_points(t, 300 if r == 'user' else 200)}" for r, t in topic]
+        tail = [f"user: {current}", f"user: {current}"]          # the current message, repeated for weight
+        budget = VIEW_CHARS - sum(len(x) for x in lines + tail)
+        wanted = {e.split(":", 1)[-1].split("=", 1)[0] for e in tags.active_entities}
+        # over budget: drop the oldest turns that mention none of the current entities, then the oldest
+        while history and sum(len(h) for h in history) > budget:
+            unrelated = [i for i, h in enumerate(history) if not any(w and w in h.lower() for w in wanted)]
+            history.pop(unrelated[0] if unrelated else 0)
+        return lines + history + tail
