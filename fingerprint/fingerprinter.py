@@ -30,8 +30,10 @@ CURRENT_WEIGHT, HISTORY_WEIGHT, HISTORY_DECAY = 1.0, 0.35, 0.6
 CHANGE_CUES = re.compile(
     r"\b(change|instead|rather|switch(?:ed)? to|make it|update|increase|raise|lower|reduce|decrease|cut|remove|"
     r"drop|without|don'?t|do not|no longer|not|add|also|plus|extend|shorten|replace|swap|skip|exclude|more|less|"
-    r"cheaper|longer|shorter|only|but)\b|改|换|不要|去掉|去除|取消|排除|加上|增加|减少|提高|降低|还有|补充|别|再|"
-    r"延长|缩短|只要|只去|便宜|贵一点|多一|少一", re.I)
+    r"cheaper|longer|shorter|only|but|keep it|under|within|at most|at least|what about|how about|convert|"
+    r"(?:show|give|tell|put) (?:it|that|them)(?: to me)? in)\b|改|换|不要|去掉|去除|取消|排除|加上|增加|减少|提高|降低|"
+    r"还有|补充|别|再|延长|缩短|只要|只去|便宜|贵一点|多一|少一|另外|还要|以内|控制在|不超过|至少|换算|呢[?？]?$",
+    re.I)
 COREF_CUES = re.compile(r"\b(that|this|it|those|these|them|there|the same|above|previous|last one|which one)\b|"
                         r"那家|那个|这个|这家|它|上面|刚才|之前|那里|这些|那些", re.I)
 

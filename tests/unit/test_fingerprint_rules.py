@@ -1,0 +1,57 @@
+"""Pure fingerprint logic: normalisation, entities and their conflicts."""
+import pytest
+
+from fingerprint.entities import active_entities, conflicts, extract
+from fingerprint.normalize import chinese_number, mask_volatile, normalize_text
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("八千", 8000), ("一万二", 12000), ("一千二", 1200), ("一万零二", 10002), ("三百五", 350), ("十二", 12),
+    ("两万五", 25000), ("二十", 20)])
+def test_chinese_numerals(text, expected):
+    assert chinese_number(text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("预算八千元，三天两晚", "预算8000元,3天2晚"), ("budget 8k", "budget 8000"), ("$8,000 budget", "8000 USD budget"),
+    ("eight thousand dollars", "8000 dollars"), ("twenty-five people", "25 people"), ("预算1万", "预算10000"),
+    ("1.5万元", "15000元"), ("ＡＢＣ１２３，全角", "ABC123,全角"), ("a one-way ticket", "a one-way ticket"),
+    ("no one came", "no one came"), ("推荐一款耳机", "推荐一款耳机")])
+def test_normalize_text(text, expected):
+    assert normalize_text(text) == expected
+
+
+def test_volatile_system_prompt_parts_are_masked():
+    a = mask_volatile("You are a helpful bot. Now: 2026-11-29T16:21:24Z. User: Alice, id 9f1c2a7e-4b3d-4e5f-8a9b-0c1d2e3f4a5b")
+    b = mask_volatile("You are a helpful bot. Now: 2027-01-02T08:00:00Z. User: Bob, id 1a2b3c4d-0000-4e5f-8a9b-0c1d2e3f4a5b")
+    assert a == b and "<time>" in a and "<name>" in a and "<id>" in a
+
+
+def test_later_values_override_and_negations_remove():
+    entities = active_entities(["Plan a 3-day trip to Hangzhou with a budget of 8000 yuan",
+                                "raise the budget to 10k and no museums", "add West Lake"])
+    assert "money=10000" in entities and "currency=CNY" in entities and "money=8000" not in entities
+    assert "¬item:museum" in entities and "place:west_lake" in entities
+    assert active_entities(["去掉博物馆", "还是加上博物馆吧"])[-1] == "item:museum"
+
+
+def test_extract_units_places_negation_and_names():
+    keyed, named, negated = extract("预算八千元，三天两晚杭州，不要博物馆，联系王总")
+    assert keyed["money"] == "8000" and keyed["day"] == "3" and keyed["night"] == "2"
+    assert "place:hangzhou" in named and "person:王总" in named and negated == {"item:museum"}
+    keyed, named, _ = extract("flights from Paris to Rome, iPhone和Pixel")
+    assert named.index("place:paris") < named.index("place:rome") and "product:iphone" in named
+
+
+@pytest.mark.parametrize("a,b,conflict", [
+    (["money=8000"], ["money=10000"], True),
+    (["money=8000", "place:hangzhou"], ["money=8000", "place:hangzhou"], False),
+    (["place:paris", "place:rome"], ["place:rome", "place:paris"], True),
+    (["item:museum"], ["¬item:museum"], True),
+    (["axis:language=chinese+english"], ["axis:language=english"], False),
+    (["axis:language=chinese+english"], ["axis:language=chinese+japanese"], True),
+    (["numbers=4471"], ["numbers=5523"], True),
+    (["money=8000"], [], False),
+])
+def test_conflicts(a, b, conflict):
+    assert conflicts(a, b) is conflict
