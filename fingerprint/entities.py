@@ -96,6 +96,13 @@ def _fmt(value: str) -> str:
 
 def extract(text: str) -> tuple[dict[str, str], list[str], set[str]]:
     """(keyed values, ordered named entities, negated named entities) of one text."""
+    keyed, named, negated = _extract(text)
+    return dict(keyed), list(named), set(negated)
+
+
+@lru_cache(maxsize=8192)
+def _extract(text: str) -> tuple[tuple, tuple, frozenset]:
+    # cached per turn text: a follow-up request re-reads the same earlier turns
     text = normalize_text(text)
     keyed: dict[str, str] = {}
     for match in _NUM_UNIT.finditer(text):
@@ -150,7 +157,7 @@ def extract(text: str) -> tuple[dict[str, str], list[str], set[str]]:
         if span.split()[0] in _STOP_CAPS or any(s <= match.start() < e for s, e in taken) or _DATE.fullmatch(span):
             continue
         named_sorted.append("name:" + span.lower())
-    return keyed, list(dict.fromkeys(named_sorted)), negated
+    return tuple(keyed.items()), tuple(dict.fromkeys(named_sorted)), frozenset(negated)
 
 
 def active_entities(user_texts: list[str]) -> list[str]:

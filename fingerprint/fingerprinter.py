@@ -71,6 +71,12 @@ def _unit(v: np.ndarray) -> np.ndarray:
     return (v / n).astype(np.float32) if n > 0 else v.astype(np.float32)
 
 
+def _chunk(role: str, text: str) -> str:
+    """One turn as encoded: a user turn exactly as it was encoded when it was the current message
+    (so a follow-up finds it in the cache), an assistant turn cut to its key points."""
+    return text if role == "user" else f"assistant: {_key_points(text)}"
+
+
 def _key_points(text: str, limit: int = 200) -> str:
     text = re.sub(r"\s+", " ", text).strip()
     sentences = re.split(r"(?<=[.!?。！？])\s*", text)
@@ -104,12 +110,16 @@ class Fingerprinter:
         version = system_prompt_version or self.system_prompt_version(system)
         system_key = mask_volatile(system)[-SYSTEM_CHARS:] if system else ""
 
-        v_current = self.encoder.encode_one(current)
+        topic_all = history[-HISTORY_TURNS:]
+        chunks = [_chunk(r, t) for r, t in topic_all]
+        # one batch: the current message and every history chunk (cached ones cost nothing)
+        vectors = self.encoder.encode([current] + chunks + (["system: " + system_key] if system_key else []))
+        v_current, v_chunks = vectors[0], vectors[1:1 + len(chunks)]
         recent = history[-3:]
         change = bool(CHANGE_CUES.search(current)) or self._changes_a_value(history, current)
         switch, debug = False, {}
         if recent:
-            v_recent = _unit(self.encoder.encode([f"{r}: {_key_points(t)}" for r, t in recent]).mean(0))
+            v_recent = _unit(v_chunks[-len(recent):].mean(0))
             similarity = float(v_current @ v_recent)
             alone, alone_score = self.domains.classify(current, v_current)
             before, _ = self.domains.classify(" ".join(t for r, t in recent if r == "user") or recent[-1][1],
@@ -118,11 +128,12 @@ class Fingerprinter:
                          domain_before=before, coreference=bool(COREF_CUES.search(current)),
                          shares_entities=self._shares_entities(history, current), change=change)
             switch = self.is_switch(debug)
-        topic = [] if switch else history[-HISTORY_TURNS:]
+        topic = [] if switch else topic_all
         user_texts = [t for r, t in topic if r == "user"] + [current]
         if topic:
-            v_context = _unit(v_current + 0.7 * self.encoder.encode([t for t in user_texts[:-1]] or [current]).mean(0))
-            domain, _ = self.domains.classify(" ".join(user_texts), v_context)
+            user_rows = [i for i, (r, _) in enumerate(topic) if r == "user"]
+            v_history = v_chunks[user_rows].mean(0) if user_rows else v_chunks.mean(0)
+            domain, _ = self.domains.classify(" ".join(user_texts), _unit(v_current + 0.7 * v_history))
         else:
             domain, _ = self.domains.classify(current, v_current)
         skeleton = re.sub(r"\d+(?:\.\d+)?", "#", (user_texts[0] if user_texts else "").lower())[:80]
@@ -132,10 +143,9 @@ class Fingerprinter:
         vector = CURRENT_WEIGHT * v_current
         weights = [HISTORY_WEIGHT * HISTORY_DECAY ** k for k in range(len(topic))][::-1]
         if topic:
-            chunks = [f"{r}: {t if r == 'user' else _key_points(t)}" for r, t in topic]
-            vector = vector + (np.asarray(weights)[:, None] * self.encoder.encode(chunks)).sum(0)
+            vector = vector + (np.asarray(weights)[:, None] * v_chunks).sum(0)
         if system_key:
-            vector = vector + HISTORY_WEIGHT * self.encoder.encode_one("system: " + system_key)
+            vector = vector + HISTORY_WEIGHT * vectors[-1]
         return Fingerprint(tags, "\n".join(view_lines), _unit(vector), version, debug)
 
     def is_switch(self, features: dict) -> bool:
@@ -150,6 +160,14 @@ class Fingerprinter:
         if other_domain and features["domain_alone_score"] >= needed:
             return True
         return features["switch_similarity"] < self.switch_similarity and not features["coreference"]
+
+    def prime(self, messages: list[dict]) -> None:
+        """Encode a conversation's turns ahead of its next request (e.g. right after the answer is sent),
+        so that the next fingerprint only has the new user message left to encode."""
+        chunks = [_chunk(m["role"], normalize_text(content_text(m.get("content")))) for m in messages
+                  if m.get("role") in ("user", "assistant") and content_text(m.get("content")).strip()]
+        if chunks:
+            self.encoder.encode(chunks[-HISTORY_TURNS:])
 
     @staticmethod
     def _changes_a_value(history: list[tuple[str, str]], current: str) -> bool:

