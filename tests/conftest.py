@@ -93,3 +93,31 @@ def proxy_gateway(demo_backend):
                            ready_path="/readyz")
     yield server
     server.stop()
+
+
+@pytest.fixture()
+def pg_url():
+    """A throwaway PostgreSQL database on 127.0.0.1:5432 for one test."""
+    psycopg = pytest.importorskip("psycopg")
+    import uuid
+    name = "semcache_test_" + uuid.uuid4().hex[:12]
+    try:
+        admin = psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True, connect_timeout=3)
+    except psycopg.OperationalError as exc:
+        pytest.fail(f"PostgreSQL is not reachable on 127.0.0.1:5432: {exc}")
+    admin.execute(f'CREATE DATABASE "{name}"')
+    yield f"postgresql://postgres@127.0.0.1:5432/{name}"
+    admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    admin.close()
+
+
+@pytest.fixture()
+def redis_url():
+    """Redis on 127.0.0.1:6379, database 0; keys and channels used by tests are namespaced by content."""
+    import redis
+    url = "redis://127.0.0.1:6379/0"
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=2).ping()
+    except redis.RedisError as exc:
+        pytest.fail(f"Redis is not reachable on 127.0.0.1:6379: {exc}")
+    return url

@@ -1,0 +1,26 @@
+"""Cache store: SQL (durable), Redis or in-process (hot copies, events), HNSW (search)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from gateway.store.cache_store import CacheStore, NewEntry, StoreConfig
+from gateway.store.hot import LocalHotStore, RedisHotStore
+from gateway.store.migrate import database_url, make_engine, upgrade
+
+
+def open_store(database: str | None, redis_url: str | None, data_dir: Path, config: StoreConfig | None = None,
+               migrate: bool | None = None) -> CacheStore:
+    """The composition point: SQLite in the data dir unless a URL is given; migrations run on SQLite
+    (or when asked), PostgreSQL is upgraded by `semcache migrate`."""
+    url = database_url(database, data_dir)
+    engine = make_engine(url)
+    if migrate or (migrate is None and url.startswith("sqlite")):
+        upgrade(engine)
+    config = config or StoreConfig()
+    if config.index_dir is None:
+        config.index_dir = data_dir / "index"
+    hot = RedisHotStore(redis_url) if redis_url else LocalHotStore()
+    return CacheStore(engine, hot, config)
+
+
+__all__ = ["CacheStore", "LocalHotStore", "NewEntry", "RedisHotStore", "StoreConfig", "open_store"]

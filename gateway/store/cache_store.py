@@ -1,0 +1,339 @@
+"""The cache: durable rows in SQL, hot copies and events in Redis (or in-process), vectors in HNSW.
+
+Lifecycle: an entry is written `pending`; `promote_due` makes it `ready` once
+`ready_delay_s` has passed without a regenerate or negative feedback from its
+session; only ready, unexpired entries above the feedback floor are searchable.
+Every change that affects search is published, so each replica's index follows.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+from sqlalchemy import Engine, func, select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from gateway.index import EntryTags, SearchFilter, VectorIndex
+from gateway.store.models import CacheEntry, CacheEvent
+
+log = logging.getLogger("semcache.store")
+
+DEFAULT_TTL_S = {"realtime": 60.0, "medical_legal": 0.0, "chitchat": 86_400.0, "customer_support": 86_400.0,
+                 "travel_planning": 7 * 86_400.0, "code_qa": 30 * 86_400.0, "doc_rewrite": 7 * 86_400.0,
+                 "product_recommendation": 3 * 86_400.0, "other": 86_400.0}
+
+
+@dataclass
+class StoreConfig:
+    ready_delay_s: float = 30.0
+    max_entries: int = 100_000
+    feedback_floor: float = -2.0
+    ttl_s: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_TTL_S))
+    index_dir: Path | None = None
+    dim: int = 384
+
+
+@dataclass
+class NewEntry:
+    tenant: str
+    session_id: str | None
+    vector: np.ndarray
+    tags: dict
+    answer_text: str
+    system_prompt_version: str
+    context_fingerprint: str
+    key_facts: dict = field(default_factory=dict)
+    scope: str = "session"
+    request_text: str = ""
+    answer_tokens: int = 0
+    state: str = "pending"
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    # SQLite hands back naive datetimes; everything here is UTC
+    return value.replace(tzinfo=timezone.utc) if value is not None and value.tzinfo is None else value
+
+
+def entry_dict(row: CacheEntry) -> dict:
+    return {"cache_id": row.cache_id, "seq": row.seq, "tenant": row.tenant, "session_id": row.session_id,
+            "scope": row.scope, "context_fingerprint": row.context_fingerprint,
+            "system_prompt_version": row.system_prompt_version, "intent_domain": row.intent_domain,
+            "tags": row.tags, "answer_text": row.answer_text, "key_facts": row.key_facts, "state": row.state,
+            "ttl_s": row.ttl_s, "hit_count": row.hit_count, "feedback_score": row.feedback_score,
+            "saved_tokens": row.saved_tokens, "answer_tokens": row.answer_tokens,
+            "created_at": _aware(row.created_at).isoformat(),
+            "ready_at": _aware(row.ready_at).isoformat() if row.ready_at else None,
+            "last_hit_at": _aware(row.last_hit_at).isoformat() if row.last_hit_at else None}
+
+
+def _tags(row) -> EntryTags:
+    return EntryTags(row.tenant, row.session_id, row.scope, row.intent_domain, row.system_prompt_version)
+
+
+class CacheStore:
+    def __init__(self, engine: Engine, hot, config: StoreConfig):
+        self.engine = engine
+        self.hot = hot
+        self.config = config
+        self.sessions = sessionmaker(engine, expire_on_commit=False)
+        self.index = (VectorIndex.load(config.index_dir) if config.index_dir else None) or VectorIndex(config.dim)
+        self._lock = threading.Lock()
+        self.hot.subscribe(self._on_event)
+        self.replay()
+
+    # ---- index maintenance -------------------------------------------------
+    def replay(self) -> int:
+        """Bring the index up to the database: ready entries changed since the checkpoint are added,
+        anything else that the index holds is dropped. Returns the number of rows looked at."""
+        since = datetime.fromtimestamp(self.index.checkpoint_at, timezone.utc) if self.index.checkpoint_at else None
+        with self.sessions() as db:
+            query = select(CacheEntry.seq, CacheEntry.state, CacheEntry.vector, CacheEntry.tenant,
+                           CacheEntry.session_id, CacheEntry.scope, CacheEntry.intent_domain,
+                           CacheEntry.system_prompt_version, CacheEntry.feedback_score)
+            if since is not None:
+                query = query.where(CacheEntry.updated_at >= since)
+            rows = db.execute(query).all()
+        add = [r for r in rows if r.state == "ready" and r.feedback_score >= self.config.feedback_floor]
+        keep = {r.seq for r in add}
+        for r in rows:
+            if r.seq not in keep:
+                self.index.remove(r.seq)
+        if add:
+            self.index.add_many([r.seq for r in add],
+                                np.stack([np.frombuffer(r.vector, dtype=np.float32) for r in add]),
+                                [_tags(r) for r in add])
+        return len(rows)
+
+    def rebuild_index(self) -> int:
+        self.index = VectorIndex(self.config.dim)
+        self.index.checkpoint_at = 0.0
+        count = self.replay()
+        self.checkpoint()
+        return count
+
+    def checkpoint(self) -> None:
+        if self.config.index_dir:
+            self.index.save(self.config.index_dir, time.time() - 1.0)   # 1 s overlap: replay is idempotent
+
+    def _on_event(self, event: dict) -> None:
+        kind = event["kind"]
+        if kind == "ready":
+            self.index.add(event["seq"], np.asarray(event["vector"], dtype=np.float32),
+                           EntryTags(event["tenant"], event["session_id"], event["scope"], event["intent_domain"],
+                                     event["system_prompt_version"]))
+        elif kind == "remove":
+            for seq in event["seqs"]:
+                self.index.remove(seq)
+        elif kind == "scope":
+            self.index.set_scope(event["seq"], event["scope"])
+
+    # ---- writes ------------------------------------------------------------
+    def write(self, new: NewEntry) -> str:
+        now = _now()
+        domain = new.tags.get("intent_domain", "other")
+        row = CacheEntry(cache_id=uuid.uuid4().hex, tenant=new.tenant, session_id=new.session_id, scope=new.scope,
+                         context_fingerprint=new.context_fingerprint,
+                         system_prompt_version=new.system_prompt_version, intent_domain=domain, tags=new.tags,
+                         vector=np.asarray(new.vector, dtype=np.float32).tobytes(), request_text=new.request_text,
+                         answer_text=new.answer_text, key_facts=new.key_facts, state=new.state,
+                         ttl_s=self.config.ttl_s.get(domain, DEFAULT_TTL_S["other"]), hit_count=0,
+                         feedback_score=0.0, saved_tokens=0, answer_tokens=new.answer_tokens, created_at=now,
+                         ready_at=now if new.state == "ready" else None, updated_at=now)
+        with self.sessions.begin() as db:
+            db.add(row)
+        if new.state == "ready":
+            self._publish_ready(row)
+        self.evict_over_limit()
+        return row.cache_id
+
+    def promote_due(self, now: datetime | None = None) -> list[str]:
+        """pending -> ready for entries whose delay has passed."""
+        now = now or _now()
+        cutoff = now.timestamp() - self.config.ready_delay_s
+        with self.sessions.begin() as db:
+            rows = db.scalars(select(CacheEntry).where(CacheEntry.state == "pending")).all()
+            due = [r for r in rows if _aware(r.created_at).timestamp() <= cutoff]
+            for r in due:
+                r.state, r.ready_at, r.updated_at = "ready", now, now
+                db.add(CacheEvent(at=now, kind="ready", cache_id=r.cache_id, tenant=r.tenant, detail={}))
+        for r in due:
+            self._publish_ready(r)
+        return [r.cache_id for r in due]
+
+    def _publish_ready(self, row: CacheEntry) -> None:
+        if row.ttl_s <= 0:
+            return
+        self.hot.put(row.cache_id, entry_dict(row), row.ttl_s)
+        self.hot.publish({"kind": "ready", "seq": row.seq, "vector": np.frombuffer(row.vector, np.float32).tolist(),
+                          "tenant": row.tenant, "session_id": row.session_id, "scope": row.scope,
+                          "intent_domain": row.intent_domain, "system_prompt_version": row.system_prompt_version})
+
+    def feedback(self, cache_id: str, signal: str, session_id: str | None = None) -> dict | None:
+        """regenerate / negative lower the score (a pending entry of that session is dropped); positive raises it."""
+        delta = {"positive": 1.0, "negative": -1.0, "regenerate": -1.0}[signal]
+        now = _now()
+        with self.sessions.begin() as db:
+            row = db.scalar(select(CacheEntry).where(CacheEntry.cache_id == cache_id))
+            if row is None:
+                return None
+            row.feedback_score += delta
+            row.updated_at = now
+            if delta < 0 and row.state == "pending" and (session_id is None or session_id == row.session_id):
+                row.state = "invalid"
+            drop = row.state == "invalid" or row.feedback_score < self.config.feedback_floor
+            db.add(CacheEvent(at=now, kind="feedback", cache_id=cache_id, tenant=row.tenant,
+                              detail={"signal": signal, "score": row.feedback_score}))
+            result = entry_dict(row)
+        if drop:
+            self._publish_remove([row.seq], [cache_id])
+        return result
+
+    def invalidate(self, *, cache_id: str | None = None, session_id: str | None = None, tenant: str | None = None,
+                   intent_domain: str | None = None, system_prompt_version: str | None = None,
+                   context_fingerprint: str | None = None, reason: str = "admin") -> int:
+        conditions = [getattr(CacheEntry, name) == value for name, value in (
+            ("cache_id", cache_id), ("session_id", session_id), ("tenant", tenant), ("intent_domain", intent_domain),
+            ("system_prompt_version", system_prompt_version), ("context_fingerprint", context_fingerprint))
+            if value is not None]
+        if not conditions:
+            raise ValueError("invalidate needs at least one of cache_id, session_id, tenant, intent_domain, "
+                             "system_prompt_version, context_fingerprint")
+        now = _now()
+        with self.sessions.begin() as db:
+            rows = db.execute(select(CacheEntry.seq, CacheEntry.cache_id).where(
+                CacheEntry.state != "invalid", *conditions)).all()
+            if rows:
+                db.execute(update(CacheEntry).where(CacheEntry.seq.in_([r.seq for r in rows]))
+                           .values(state="invalid", updated_at=now))
+                db.add(CacheEvent(at=now, kind="invalidate", tenant=tenant, cache_id=cache_id,
+                                  detail={"reason": reason, "count": len(rows),
+                                          **{k: v for k, v in (("session_id", session_id),
+                                                                ("intent_domain", intent_domain),
+                                                                ("system_prompt_version", system_prompt_version))
+                                             if v is not None}}))
+        if rows:
+            self._publish_remove([r.seq for r in rows], [r.cache_id for r in rows])
+        return len(rows)
+
+    def _publish_remove(self, seqs: list[int], cache_ids: list[str]) -> None:
+        self.hot.delete(cache_ids)
+        self.hot.publish({"kind": "remove", "seqs": seqs})
+
+    def promote_scope(self, cache_id: str, scope: str = "global") -> bool:
+        with self.sessions.begin() as db:
+            row = db.scalar(select(CacheEntry).where(CacheEntry.cache_id == cache_id))
+            if row is None:
+                return False
+            row.scope, row.updated_at = scope, _now()
+            seq, ready = row.seq, row.state == "ready"
+            snapshot = entry_dict(row)
+        if ready:
+            self.hot.put(cache_id, snapshot, snapshot["ttl_s"])
+        self.hot.publish({"kind": "scope", "seq": seq, "scope": scope})
+        return True
+
+    def record_hit(self, cache_id: str, saved_tokens: int) -> None:
+        now = _now()
+        with self.sessions.begin() as db:
+            db.execute(update(CacheEntry).where(CacheEntry.cache_id == cache_id).values(
+                hit_count=CacheEntry.hit_count + 1, last_hit_at=now, saved_tokens=CacheEntry.saved_tokens + saved_tokens))
+            db.add(CacheEvent(at=now, kind="hit", cache_id=cache_id, detail={"saved_tokens": saved_tokens}))
+
+    # ---- upkeep ------------------------------------------------------------
+    def expire(self, now: datetime | None = None) -> int:
+        """Ready entries past their TTL become invalid."""
+        now = now or _now()
+        with self.sessions() as db:
+            rows = db.execute(select(CacheEntry.seq, CacheEntry.cache_id, CacheEntry.ready_at, CacheEntry.ttl_s)
+                              .where(CacheEntry.state == "ready")).all()
+        expired = [r for r in rows if _aware(r.ready_at).timestamp() + r.ttl_s <= now.timestamp()]
+        if expired:
+            with self.sessions.begin() as db:
+                db.execute(update(CacheEntry).where(CacheEntry.seq.in_([r.seq for r in expired]))
+                           .values(state="invalid", updated_at=now))
+            self._publish_remove([r.seq for r in expired], [r.cache_id for r in expired])
+        return len(expired)
+
+    def eviction_priority(self, row, now: float) -> float:
+        """LRU weighted by hit rate and feedback: the lowest goes first."""
+        last = _aware(row.last_hit_at or row.ready_at or row.created_at).timestamp()
+        age_h = max(now - _aware(row.created_at).timestamp(), 1.0) / 3600
+        hit_rate = row.hit_count / age_h
+        return last + 3600 * math.log1p(hit_rate) + 1800 * row.feedback_score
+
+    def evict_over_limit(self) -> int:
+        with self.sessions() as db:
+            live = db.scalar(select(func.count()).select_from(CacheEntry).where(CacheEntry.state != "invalid"))
+            if live <= self.config.max_entries:
+                return 0
+            rows = db.execute(select(CacheEntry.seq, CacheEntry.cache_id, CacheEntry.last_hit_at,
+                                     CacheEntry.ready_at, CacheEntry.created_at, CacheEntry.hit_count,
+                                     CacheEntry.feedback_score).where(CacheEntry.state != "invalid")).all()
+        now = time.time()
+        victims = sorted(rows, key=lambda r: self.eviction_priority(r, now))[:live - self.config.max_entries]
+        with self.sessions.begin() as db:
+            db.execute(update(CacheEntry).where(CacheEntry.seq.in_([r.seq for r in victims]))
+                       .values(state="invalid", updated_at=_now()))
+            db.add(CacheEvent(at=_now(), kind="evict", detail={"count": len(victims)}))
+        self._publish_remove([r.seq for r in victims], [r.cache_id for r in victims])
+        return len(victims)
+
+    # ---- reads -------------------------------------------------------------
+    def cached(self, cache_id: str) -> dict | None:
+        """The serving path: the hot copy (Redis or in-process), else the database."""
+        return self.hot.get(cache_id) or self.get(cache_id)
+
+    def get(self, cache_id: str) -> dict | None:
+        with self.sessions() as db:
+            row = db.scalar(select(CacheEntry).where(CacheEntry.cache_id == cache_id))
+            return entry_dict(row) if row is not None else None
+
+    def search(self, vector: np.ndarray, where: SearchFilter, k: int = 10) -> list[tuple[dict, float]]:
+        """Ready, unexpired entries above the feedback floor that pass the filter, best first."""
+        hits = self.index.search(np.asarray(vector, dtype=np.float32), k, where)
+        if not hits:
+            return []
+        by_seq = {seq: score for seq, score in hits}
+        with self.sessions() as db:
+            rows = db.scalars(select(CacheEntry).where(CacheEntry.seq.in_(list(by_seq)))).all()
+        now = time.time()
+        out = []
+        for row in rows:
+            if row.state != "ready" or row.feedback_score < self.config.feedback_floor:
+                continue
+            if _aware(row.ready_at).timestamp() + row.ttl_s <= now:
+                continue
+            out.append((entry_dict(row), by_seq[row.seq]))
+        return sorted(out, key=lambda pair: -pair[1])
+
+    def list_entries(self, tenant: str | None = None, state: str | None = None, limit: int = 100,
+                     offset: int = 0) -> list[dict]:
+        with self.sessions() as db:
+            query = select(CacheEntry).order_by(CacheEntry.seq.desc()).limit(limit).offset(offset)
+            if tenant:
+                query = query.where(CacheEntry.tenant == tenant)
+            if state:
+                query = query.where(CacheEntry.state == state)
+            return [entry_dict(r) for r in db.scalars(query).all()]
+
+    def stats(self) -> dict:
+        with self.sessions() as db:
+            by_state = dict(db.execute(select(CacheEntry.state, func.count()).group_by(CacheEntry.state)).all())
+            hits = db.scalar(select(func.coalesce(func.sum(CacheEntry.hit_count), 0)))
+            saved = db.scalar(select(func.coalesce(func.sum(CacheEntry.saved_tokens), 0)))
+        return {"entries": by_state, "indexed": len(self.index), "hits": int(hits), "saved_tokens": int(saved)}
+
+    def close(self) -> None:
+        self.checkpoint()
+        self.hot.close()

@@ -1,0 +1,127 @@
+"""Hot copies of ready entries and the event fan-out between gateway replicas.
+
+`RedisHotStore` keeps each ready entry as a JSON value with its TTL and
+publishes events (ready, invalidate, scope) on one channel that every
+replica subscribes to; `LocalHotStore` does the same inside one process.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from typing import Callable
+
+log = logging.getLogger("semcache.store")
+CHANNEL = "semcache:events"
+Listener = Callable[[dict], None]
+
+
+class LocalHotStore:
+    def __init__(self):
+        self._items: dict[str, tuple[float, dict]] = {}
+        self._listeners: list[Listener] = []
+        self._lock = threading.Lock()
+
+    def put(self, cache_id: str, entry: dict, ttl_s: float) -> None:
+        with self._lock:
+            self._items[cache_id] = (time.time() + ttl_s, entry)
+
+    def get(self, cache_id: str) -> dict | None:
+        with self._lock:
+            item = self._items.get(cache_id)
+            if item is None or item[0] < time.time():
+                self._items.pop(cache_id, None)
+                return None
+            return item[1]
+
+    def delete(self, cache_ids: list[str]) -> None:
+        with self._lock:
+            for cache_id in cache_ids:
+                self._items.pop(cache_id, None)
+
+    def publish(self, event: dict) -> None:
+        for listener in list(self._listeners):
+            listener(event)
+
+    def subscribe(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+
+    def ready(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        pass
+
+
+class RedisHotStore:
+    def __init__(self, url: str, prefix: str = "semcache:entry:"):
+        import redis
+        self._redis = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+        self._prefix = prefix
+        self._listeners: list[Listener] = []
+        self._pubsub = None
+        self._thread: threading.Thread | None = None
+        self._origin = f"{id(self)}-{time.time_ns()}"
+
+    def put(self, cache_id: str, entry: dict, ttl_s: float) -> None:
+        self._redis.set(self._prefix + cache_id, json.dumps(entry), ex=max(int(ttl_s), 1))
+
+    def get(self, cache_id: str) -> dict | None:
+        raw = self._redis.get(self._prefix + cache_id)
+        return json.loads(raw) if raw else None
+
+    def delete(self, cache_ids: list[str]) -> None:
+        if cache_ids:
+            self._redis.delete(*(self._prefix + c for c in cache_ids))
+
+    def publish(self, event: dict) -> None:
+        self._redis.publish(CHANNEL, json.dumps({**event, "origin": self._origin}))
+        for listener in list(self._listeners):      # this replica applies its own events at once
+            listener(event)
+
+    def subscribe(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+        if self._thread is None:
+            self._pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+            self._pubsub.subscribe(CHANNEL)
+            self._thread = threading.Thread(target=self._listen, name="semcache-redis-events", daemon=True)
+            self._thread.start()
+
+    def _listen(self) -> None:
+        while True:
+            pubsub = self._pubsub
+            if pubsub is None:
+                return
+            try:
+                message = pubsub.get_message(timeout=0.5)
+            except Exception:                 # redis restarts: keep listening
+                if self._pubsub is None:
+                    return                    # closed under us: shutting down
+                log.warning("redis event channel failed; retrying", exc_info=True)
+                time.sleep(0.5)
+                continue
+            if not message:
+                continue
+            event = json.loads(message["data"])
+            if event.pop("origin", None) == self._origin:
+                continue
+            for listener in list(self._listeners):
+                try:
+                    listener(event)
+                except Exception:
+                    log.exception("cache event listener failed")
+
+    def ready(self) -> bool:
+        try:
+            return bool(self._redis.ping())
+        except Exception:
+            return False
+
+    def close(self) -> None:
+        pubsub, self._pubsub = self._pubsub, None
+        if self._thread is not None:
+            self._thread.join(timeout=2)       # the listener notices within its 0.5 s poll
+        if pubsub is not None:
+            pubsub.close()
+        self._redis.close()

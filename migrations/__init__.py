@@ -1,0 +1,1 @@
+"""alembic migrations of the cache database (run with `semcache migrate`)."""
