@@ -24,10 +24,38 @@ from gateway.errors import GatewayError
 from gateway.logs import RequestContextMiddleware
 from gateway.metrics import GatewayMetrics
 from gateway.settings import Settings
+from gateway.store import CacheStore, StoreConfig, open_store
 from gateway.upstream import HOP_HEADERS, Upstream, open_upstream
 from gateway.validation import decode_json_object, session_id, validate_chat
 
 log = logging.getLogger("semcache.gateway")
+
+
+# ---- resources ----------------------------------------------------------------
+def open_cache_store(settings: Settings) -> CacheStore:
+    config = StoreConfig(ready_delay_s=settings.ready_delay_s, max_entries=settings.max_entries,
+                         feedback_floor=settings.feedback_floor, index_dir=settings.data_dir / "index",
+                         M=settings.hnsw_m, ef_construction=settings.hnsw_ef_construction,
+                         ef_search=settings.hnsw_ef_search)
+    config.ttl_s.update(settings.ttl_s)
+    database = settings.database_url.get_secret_value() if settings.database_url else None
+    redis_url = settings.redis_url.get_secret_value() if settings.redis_url else None
+    return open_store(database, redis_url, settings.data_dir, config)
+
+
+async def store_upkeep(store: CacheStore, settings: Settings) -> None:
+    """pending -> ready on time, TTL expiry, eviction, and index checkpoints, off the request path."""
+    last_checkpoint = time.monotonic()
+    while True:
+        await asyncio.sleep(0.5)
+        try:
+            await asyncio.to_thread(store.promote_due)
+            await asyncio.to_thread(store.expire)
+            if time.monotonic() - last_checkpoint >= settings.index_checkpoint_s:
+                await asyncio.to_thread(store.checkpoint)
+                last_checkpoint = time.monotonic()
+        except Exception:                     # a database blip must not stop the upkeep loop
+            log.exception("cache upkeep failed")
 
 
 # ---- dependencies -------------------------------------------------------------
@@ -190,10 +218,12 @@ async def healthz() -> dict:
 
 
 @get("/readyz", summary="Readiness: the backend answers and the store is ready")
-async def readyz(upstream: Upstream) -> Response:
+async def readyz(upstream: Upstream, state: State) -> Response:
     backend = await upstream.ready()
-    return Response(content={"status": "ready" if backend else "not_ready", "backend": backend,
-                             "backend_name": upstream.name}, status_code=200 if backend else 503)
+    store = await asyncio.to_thread(state.store.ready)
+    ok = backend and store
+    return Response(content={"status": "ready" if ok else "not_ready", "backend": backend, "store": store,
+                             "backend_name": upstream.name}, status_code=200 if ok else 503)
 
 
 @get("/metrics", media_type="text/plain; version=0.0.4", summary="Prometheus metrics")
@@ -213,7 +243,7 @@ async def admin_stats(state: State, metrics: GatewayMetrics, upstream: Upstream)
     errors = {s.labels["kind"]: s.value for m in metrics.upstream_errors.collect() for s in m.samples
               if s.name.endswith("_total")}
     return {"uptime_s": round(time.monotonic() - state.started, 1), "backend": upstream.name,
-            "requests": requests, "upstream_errors": errors}
+            "requests": requests, "upstream_errors": errors, "cache": await asyncio.to_thread(state.store.stats)}
 
 
 # ---- errors ---------------------------------------------------------------------
@@ -239,12 +269,18 @@ def create_app(settings: Settings | None = None, upstream: Upstream | None = Non
 
     @asynccontextmanager
     async def lifespan(app: Litestar):
+        app.state.store = await asyncio.to_thread(open_cache_store, settings)
         app.state.upstream = upstream or await open_upstream(settings)
-        log.info("gateway ready", extra={"fields": {"backend": app.state.upstream.name}})
+        upkeep = asyncio.create_task(store_upkeep(app.state.store, settings))
+        log.info("gateway ready", extra={"fields": {"backend": app.state.upstream.name,
+                                                    "indexed_entries": len(app.state.store.index)}})
         try:
             yield
         finally:
+            upkeep.cancel()
+            await asyncio.gather(upkeep, return_exceptions=True)
             await app.state.upstream.aclose()
+            await asyncio.to_thread(app.state.store.close)
 
     return Litestar(
         route_handlers=[chat_completions, list_models, healthz, readyz, metrics_endpoint, admin_stats],

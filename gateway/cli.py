@@ -68,6 +68,28 @@ def cmd_serve(args) -> int:
     return 0
 
 
+def cmd_migrate(args) -> int:
+    from gateway.store.migrate import database_url, downgrade, make_engine, upgrade
+    settings = _settings(args)
+    url = database_url(settings.database_url.get_secret_value() if settings.database_url else None,
+                       settings.data_dir)
+    engine = make_engine(url)
+    (downgrade if args.down else upgrade)(engine, args.revision or ("base" if args.down else "head"))
+    print(f"database {engine.url.render_as_string(hide_password=True)}: "
+          f"{'downgraded to' if args.down else 'upgraded to'} {args.revision or ('base' if args.down else 'head')}")
+    return 0
+
+
+def cmd_index_rebuild(args) -> int:
+    from gateway.app import open_cache_store
+    store = open_cache_store(_settings(args))
+    count = store.rebuild_index()
+    print(f"index rebuilt from {count} rows: {len(store.index)} searchable entries, saved to "
+          f"{store.config.index_dir}")
+    store.close()
+    return 0
+
+
 def cmd_config_show(args) -> int:
     import json
     print(json.dumps(_settings(args).masked(), indent=2))
@@ -106,6 +128,16 @@ def main(argv: list[str] | None = None) -> int:
     show = config_sub.add_parser("show", help="print the effective configuration (secrets masked)")
     show.add_argument("--config", default=None)
     show.set_defaults(func=cmd_config_show)
+    migrate = sub.add_parser("migrate", help="upgrade the cache database to the latest schema (alembic)")
+    migrate.add_argument("--config", default=None)
+    migrate.add_argument("--revision", default=None, help="target revision (default head, or base with --down)")
+    migrate.add_argument("--down", action="store_true", help="downgrade instead")
+    migrate.set_defaults(func=cmd_migrate)
+    index = sub.add_parser("index", help="the HNSW index")
+    index_sub = index.add_subparsers(dest="index_command", required=True)
+    rebuild = index_sub.add_parser("rebuild", help="rebuild the index from the database and save it")
+    rebuild.add_argument("--config", default=None)
+    rebuild.set_defaults(func=cmd_index_rebuild)
     models = sub.add_parser("models", help="model files")
     models_sub = models.add_subparsers(dest="models_command", required=True)
     prepare = models_sub.add_parser("prepare", help="prepare a model into the data dir (GGUF is dequantized once)")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -41,11 +42,31 @@ class Settings(BaseSettings):
     database_url: SecretStr | None = None
     redis_url: SecretStr | None = None
     embedding_model: str = "e5-small"
-    ready_delay_s: float = 30.0
+    ready_delay_s: float = Field(30.0, description="a new answer becomes servable after this many seconds")
+    max_entries: int = 100_000
+    feedback_floor: float = Field(-2.0, description="entries whose feedback score falls below are not served")
+    ttl_s: Annotated[dict[str, float], NoDecode] = Field(default_factory=dict,
+                                                         description="per-domain TTL overrides, JSON or domain:seconds,...")
+    hnsw_m: int = 16
+    hnsw_ef_construction: int = 200
+    hnsw_ef_search: int = 128
+    index_checkpoint_s: float = Field(300.0, description="how often the HNSW index is saved to the data dir")
     # serving
     host: str = "127.0.0.1"
     port: int = 8000
     log_level: str = "info"
+
+    @field_validator("ttl_s", mode="before")
+    @classmethod
+    def _parse_ttl(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = value.strip()
+            if not value:
+                return {}
+            if value.startswith("{"):
+                return json.loads(value)
+            return {k.strip(): float(v) for k, _, v in (item.partition(":") for item in value.split(","))}
+        return value
 
     @field_validator("api_keys", mode="before")
     @classmethod
@@ -81,12 +102,19 @@ class Settings(BaseSettings):
         for name, value in self.model_dump().items():
             if isinstance(value, SecretStr):
                 value = "********" if value.get_secret_value() else ""
+                if name == "database_url" and value:
+                    value = _mask_url(self.database_url.get_secret_value())
             elif name == "api_keys":
                 value = {f"{k[:3]}…": tenant for k, tenant in value.items()}
             elif isinstance(value, Path):
                 value = str(value)
             out[name] = value
         return out
+
+
+def _mask_url(url: str) -> str:
+    """postgresql://user:secret@host/db -> postgresql://user:****@host/db (the host stays visible)."""
+    return re.sub(r"(//[^:/@]+:)[^@]*@", r"\1****@", url)
 
 
 def parse_size(text: str) -> int:

@@ -77,7 +77,9 @@ ADMIN_TOKEN = "admin-secret-token"
 @pytest.fixture(scope="session")
 def embedded_gateway():
     """`semcache serve` on its embedded default, with the demo model."""
+    import tempfile
     server = RunningServer(["serve"], env={"SEMCACHE_BACKEND_MODEL": "demo", "SEMCACHE_BACKEND_URL": "embedded",
+                                           "SEMCACHE_DATA_DIR": tempfile.mkdtemp(prefix="semcache-gw-"),
                                            "SEMCACHE_ENGINE_KV_CACHE_MEMORY": "64MiB",
                                            "SEMCACHE_ENGINE_MAX_MODEL_LEN": "1024"}, ready_path="/readyz")
     yield server
@@ -87,7 +89,9 @@ def embedded_gateway():
 @pytest.fixture(scope="session")
 def proxy_gateway(demo_backend):
     """The gateway in front of `semcache backend` in its own process, with API keys and small limits."""
+    import tempfile
     server = RunningServer(["serve"], env={"SEMCACHE_BACKEND_URL": demo_backend.url + "/v1",
+                                           "SEMCACHE_DATA_DIR": tempfile.mkdtemp(prefix="semcache-gw-"),
                                            "SEMCACHE_API_KEYS": GATEWAY_KEYS, "SEMCACHE_ADMIN_TOKEN": ADMIN_TOKEN,
                                            "SEMCACHE_MAX_MESSAGES": "8", "SEMCACHE_MAX_BODY_BYTES": "65536"},
                            ready_path="/readyz")

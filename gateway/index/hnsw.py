@@ -1,8 +1,14 @@
-"""HNSW vector index (hnswlib, cosine) with a compact label -> tags table for filtered search.
+"""Vector index of cache entries: one HNSW graph (hnswlib, cosine) over everything, plus partitions.
 
-Labels are the entries' `seq` numbers. The tags table keeps small integer
-codes (tenant, session, scope, domain, system-prompt version) in numpy arrays
-so the filter callback hnswlib calls per visited node is a few array reads.
+Labels are the entries' `seq` numbers. The cache's query is always filtered
+to one tenant, one domain, one prompt version, and the tenant's global pool
+or one session. Such a filter keeps a tiny fraction of a large index, and a
+filtered walk of one big graph then visits most of it (163 ms at 100k). So
+each (tenant, domain, version, global|session) key has its own partition:
+exact search over a matrix while it is small, its own HNSW graph once it is
+large. A filtered query searches two partitions and merges them. A compact
+label -> tags table (small integer codes) is kept for persistence and for
+filter callbacks.
 """
 from __future__ import annotations
 
@@ -15,6 +21,75 @@ import hnswlib
 import numpy as np
 
 GLOBAL, SESSION = 1, 0
+PARTITION_HNSW_AT = 4096        # a partition switches from exact search to its own graph at this size
+
+
+class _Partition:
+    """Entries sharing one filter key: exact search while small, an HNSW graph once large."""
+
+    def __init__(self, dim: int, M: int, ef_construction: int, ef_search: int):
+        self.dim, self.M, self.ef_construction, self.ef_search = dim, M, ef_construction, ef_search
+        self.labels: list[int] = []
+        self.rows: dict[int, int] = {}
+        self.matrix = np.zeros((2, dim), dtype=np.float32)      # most partitions (sessions) stay tiny
+        self.dead = np.zeros(2, dtype=bool)
+        self.graph: hnswlib.Index | None = None
+        self.live = 0
+
+    def add(self, label: int, vector: np.ndarray) -> None:
+        row = self.rows.get(label)
+        if row is None:
+            row = len(self.labels)
+            if row >= len(self.matrix):
+                self.matrix = np.concatenate([self.matrix, np.zeros_like(self.matrix)])
+                self.dead = np.concatenate([self.dead, np.zeros_like(self.dead)])
+            self.labels.append(label)
+            self.rows[label] = row
+        self.matrix[row] = vector
+        if self.dead[row] or row == len(self.labels) - 1:
+            self.live += 1
+        self.dead[row] = False
+        if self.graph is not None:
+            if self.graph.get_current_count() >= self.graph.get_max_elements():
+                self.graph.resize_index(self.graph.get_max_elements() * 2)
+            try:
+                self.graph.add_items(vector.reshape(1, -1), np.array([label]))
+            except RuntimeError:
+                self.graph.unmark_deleted(label)
+        elif self.live >= PARTITION_HNSW_AT:
+            self._build_graph()
+
+    def _build_graph(self) -> None:
+        n = len(self.labels)
+        graph = hnswlib.Index(space="cosine", dim=self.dim)
+        graph.init_index(max_elements=max(2 * n, 1024), M=self.M, ef_construction=self.ef_construction)
+        graph.set_ef(self.ef_search)
+        graph.add_items(self.matrix[:n], np.asarray(self.labels))
+        for row in np.flatnonzero(self.dead[:n]):
+            graph.mark_deleted(self.labels[row])
+        self.graph = graph
+
+    def remove(self, label: int) -> None:
+        row = self.rows.get(label)
+        if row is None or self.dead[row]:
+            return
+        self.dead[row] = True
+        self.live -= 1
+        if self.graph is not None:
+            self.graph.mark_deleted(label)
+
+    def search(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+        if self.live <= 0:
+            return []
+        k = min(k, self.live)
+        if self.graph is not None:
+            labels, distances = self.graph.knn_query(vector.reshape(1, -1), k=k)
+            return [(int(l), float(1 - d)) for l, d in zip(labels[0], distances[0])]
+        n = len(self.labels)
+        sims = self.matrix[:n] @ vector
+        sims[self.dead[:n]] = -np.inf
+        top = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
+        return [(self.labels[i], float(sims[i])) for i in top if np.isfinite(sims[i])]
 
 
 @dataclass(frozen=True)
@@ -62,8 +137,25 @@ class VectorIndex:
         self._names = {k: _Interner() for k in ("tenant", "session", "domain", "version")}
         self._table = np.full((max_elements, 5), -1, dtype=np.int32)   # tenant, session, scope, domain, version
         self._live: set[int] = set()
+        self._parts: dict[tuple, _Partition] = {}
+        self._part_of: dict[int, tuple] = {}
         self.high_water = 0          # largest seq ever added (the replay cursor)
         self.checkpoint_at = 0.0     # unix time of the last save
+
+    @staticmethod
+    def _key(tags: EntryTags) -> tuple:
+        scope = "*global*" if tags.scope == "global" else (tags.session_id or "")
+        return tags.tenant, tags.intent_domain, tags.system_prompt_version, scope
+
+    def _place(self, label: int, vector: np.ndarray, key: tuple) -> None:
+        old = self._part_of.get(label)
+        if old is not None and old != key:
+            self._parts[old].remove(label)
+        part = self._parts.get(key)
+        if part is None:
+            part = self._parts[key] = _Partition(self.dim, self.M, self.ef_construction, self.ef_search)
+        part.add(label, np.asarray(vector, dtype=np.float32))
+        self._part_of[label] = key
 
     # ---- writes --------------------------------------------------------
     def add(self, label: int, vector: np.ndarray, tags: EntryTags) -> None:
@@ -82,6 +174,7 @@ class VectorIndex:
                                   GLOBAL if tags.scope == "global" else SESSION, n["domain"].code(tags.intent_domain),
                                   n["version"].code(tags.system_prompt_version))
             self._live.add(label)
+            self._place(label, vector, self._key(tags))
             self.high_water = max(self.high_water, label)
 
     def add_many(self, labels: list[int], vectors: np.ndarray, tags: list[EntryTags]) -> None:
@@ -103,18 +196,26 @@ class VectorIndex:
                                       GLOBAL if t.scope == "global" else SESSION, n["domain"].code(t.intent_domain),
                                       n["version"].code(t.system_prompt_version))
             self._live.update(labels)
+            for label, i in zip(labels, fresh):
+                self._place(label, vectors[i], self._key(tags[i]))
             self.high_water = max(self.high_water, max(labels))
 
     def set_scope(self, label: int, scope: str) -> None:
         with self._lock:
             if label in self._live:
                 self._table[label, 2] = GLOBAL if scope == "global" else SESSION
+                tenant, domain, version, _ = self._part_of[label]
+                session = self._names["session"].values[self._table[label, 1]]
+                key = (tenant, domain, version, "*global*" if scope == "global" else session)
+                vector = self._index.get_items([label])[0]
+                self._place(label, np.asarray(vector, dtype=np.float32), key)
 
     def remove(self, label: int) -> None:
         with self._lock:
             if label in self._live:
                 self._index.mark_deleted(label)
                 self._live.discard(label)
+                self._parts[self._part_of.pop(label)].remove(label)
 
     def _ensure_capacity(self, size: int) -> None:
         if size > len(self._table):
@@ -131,6 +232,17 @@ class VectorIndex:
 
     def search(self, vector: np.ndarray, k: int, where: SearchFilter | None = None) -> list[tuple[int, float]]:
         """Up to k (label, cosine similarity) pairs, best first, among entries passing the filter."""
+        vector = np.asarray(vector, dtype=np.float32)
+        vector = vector / max(float(np.linalg.norm(vector)), 1e-12)
+        if where is not None and where.intent_domain and where.system_prompt_version:
+            with self._lock:
+                hits: list[tuple[int, float]] = []
+                scopes = ["*global*"] + ([where.session_id] if where.session_id else [])
+                for scope in scopes:
+                    part = self._parts.get((where.tenant, where.intent_domain, where.system_prompt_version, scope))
+                    if part is not None:
+                        hits += part.search(vector, k)
+                return sorted(hits, key=lambda h: -h[1])[:k]
         with self._lock:
             if not self._live:
                 return []
@@ -201,6 +313,16 @@ class VectorIndex:
         index._table = np.load(folder / "tags.npy")
         index._names = {k: _Interner(v) for k, v in meta["names"].items()}
         index._live = set(meta["live"])
+        live = sorted(index._live)
+        if live:
+            vectors = np.asarray(index._index.get_items(live), dtype=np.float32)
+            names = index._names
+            for label, vector in zip(live, vectors):
+                row = index._table[label]
+                tags = EntryTags(names["tenant"].values[row[0]], names["session"].values[row[1]] or None,
+                                 "global" if row[2] == GLOBAL else "session", names["domain"].values[row[3]],
+                                 names["version"].values[row[4]])
+                index._place(label, vector, index._key(tags))
         index.high_water = meta["high_water"]
         index.checkpoint_at = meta["checkpoint_at"]
         return index

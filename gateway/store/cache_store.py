@@ -38,6 +38,9 @@ class StoreConfig:
     ttl_s: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_TTL_S))
     index_dir: Path | None = None
     dim: int = 384
+    M: int = 16
+    ef_construction: int = 200
+    ef_search: int = 128
 
 
 @dataclass
@@ -87,7 +90,7 @@ class CacheStore:
         self.hot = hot
         self.config = config
         self.sessions = sessionmaker(engine, expire_on_commit=False)
-        self.index = (VectorIndex.load(config.index_dir) if config.index_dir else None) or VectorIndex(config.dim)
+        self.index = (VectorIndex.load(config.index_dir) if config.index_dir else None) or self._new_index()
         self._lock = threading.Lock()
         self.hot.subscribe(self._on_event)
         self.replay()
@@ -115,8 +118,12 @@ class CacheStore:
                                 [_tags(r) for r in add])
         return len(rows)
 
+    def _new_index(self) -> VectorIndex:
+        c = self.config
+        return VectorIndex(c.dim, M=c.M, ef_construction=c.ef_construction, ef_search=c.ef_search)
+
     def rebuild_index(self) -> int:
-        self.index = VectorIndex(self.config.dim)
+        self.index = self._new_index()
         self.index.checkpoint_at = 0.0
         count = self.replay()
         self.checkpoint()
@@ -140,6 +147,9 @@ class CacheStore:
 
     # ---- writes ------------------------------------------------------------
     def write(self, new: NewEntry) -> str:
+        if np.asarray(new.vector).shape != (self.config.dim,):
+            raise ValueError(f"vector has shape {np.asarray(new.vector).shape}; this store holds {self.config.dim}-d "
+                             "vectors (the embedding model changed? run `semcache index rebuild` after migrating)")
         now = _now()
         domain = new.tags.get("intent_domain", "other")
         row = CacheEntry(cache_id=uuid.uuid4().hex, tenant=new.tenant, session_id=new.session_id, scope=new.scope,
@@ -334,6 +344,15 @@ class CacheStore:
             saved = db.scalar(select(func.coalesce(func.sum(CacheEntry.saved_tokens), 0)))
         return {"entries": by_state, "indexed": len(self.index), "hits": int(hits), "saved_tokens": int(saved)}
 
+    def ready(self) -> bool:
+        try:
+            with self.engine.connect() as connection:
+                connection.exec_driver_sql("SELECT 1")
+        except Exception:
+            return False
+        return self.hot.ready()
+
     def close(self) -> None:
         self.checkpoint()
         self.hot.close()
+        self.engine.dispose()

@@ -1,5 +1,6 @@
 """The gateway as users run it: real server processes on loopback, the official openai client."""
 import asyncio
+import tempfile
 import time
 
 import httpx
@@ -89,7 +90,8 @@ def test_models_passthrough(gateway):
 def test_operations_endpoints(embedded_gateway):
     url = embedded_gateway.url
     assert httpx.get(url + "/healthz").json() == {"status": "ok"}
-    assert httpx.get(url + "/readyz").json()["backend"] is True
+    ready = httpx.get(url + "/readyz").json()
+    assert ready["backend"] is True and ready["store"] is True
     schema = httpx.get(url + "/schema/openapi.json").json()
     assert "/v1/chat/completions" in schema["paths"]
     httpx.post(url + "/v1/chat/completions", json={"model": "demo", "messages": MSGS, "max_tokens": 1})
@@ -164,7 +166,8 @@ def test_tenant_comes_from_the_key_and_isolates_kv_blocks(proxy_gateway):
 
 def test_backend_down_is_a_502():
     port = free_port()                      # nothing listens here
-    server = RunningServer(["serve", "--backend-url", f"http://127.0.0.1:{port}"])
+    server = RunningServer(["serve", "--backend-url", f"http://127.0.0.1:{port}"],
+                           env={"SEMCACHE_DATA_DIR": tempfile.mkdtemp(prefix="semcache-gw-")})
     try:
         r = httpx.post(server.url + "/v1/chat/completions", json={"model": "m", "messages": MSGS})
         assert r.status_code == 502 and r.json()["error"]["code"] == "upstream_unreachable"
@@ -179,7 +182,8 @@ def test_backend_down_is_a_502():
 
 def test_slow_backend_is_a_504_and_cancels_the_work(demo_backend):
     server = RunningServer(["serve", "--backend-url", demo_backend.url],
-                           env={"SEMCACHE_BACKEND_TIMEOUT_S": "0.5"})
+                           env={"SEMCACHE_BACKEND_TIMEOUT_S": "0.5",
+                                "SEMCACHE_DATA_DIR": tempfile.mkdtemp(prefix="semcache-gw-")})
     try:
         finished = metric(demo_backend.url, "semcache_engine_requests_finished_total")
         r = httpx.post(server.url + "/v1/chat/completions", timeout=30,

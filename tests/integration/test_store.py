@@ -201,3 +201,26 @@ def test_two_replicas_see_ready_entries_and_invalidations_within_a_second(tmp_pa
         ask(other, op="exit")
         other.wait(timeout=10)
         store.close()
+
+
+def test_cli_migrate_and_index_rebuild(pg_url, tmp_path):
+    env = {**__import__("os").environ, "SEMCACHE_DATABASE_URL": pg_url, "SEMCACHE_DATA_DIR": str(tmp_path)}
+    run = lambda *args: subprocess.run([sys.executable, "-m", "gateway.cli", *args], cwd=ROOT, env=env,  # noqa: E731
+                                       capture_output=True, text=True, timeout=120)
+    up = run("migrate")
+    assert up.returncode == 0 and "upgraded to head" in up.stdout
+    store = open_store(pg_url, None, tmp_path, StoreConfig(dim=384), migrate=False)
+    wide = lambda seed, **kw: NewEntry(**{**entry(seed, **kw).__dict__,  # noqa: E731
+                                          "vector": np.resize(vec(seed), 384) / np.linalg.norm(np.resize(vec(seed), 384))})
+    store.write(wide(60, state="ready"))
+    store.write(wide(61))                                            # pending: not indexed
+    with pytest.raises(ValueError, match="384-d"):
+        store.write(entry(62))                                       # wrong dimension: refused, nothing written
+    store.close()
+    rebuilt = run("index", "rebuild")
+    assert rebuilt.returncode == 0 and "1 searchable entries" in rebuilt.stdout, rebuilt.stderr
+    down = run("migrate", "--down")
+    assert down.returncode == 0
+    engine = make_engine(database_url(pg_url, tmp_path))
+    assert "cache_entries" not in sa.inspect(engine).get_table_names()
+    engine.dispose()
