@@ -56,35 +56,24 @@ class Settings(BaseSettings):
     port: int = 8000
     log_level: str = "info"
 
-    @field_validator("ttl_s", mode="before")
+    @field_validator("ttl_s", "api_keys", mode="before")
     @classmethod
-    def _parse_ttl(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            value = value.strip()
-            if not value:
-                return {}
-            if value.startswith("{"):
-                return json.loads(value)
-            return {k.strip(): float(v) for k, _, v in (item.partition(":") for item in value.split(","))}
-        return value
-
-    @field_validator("api_keys", mode="before")
-    @classmethod
-    def _parse_api_keys(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            value = value.strip()
-            if not value:
-                return {}
-            if value.startswith("{"):
-                return json.loads(value)
-            pairs = {}
-            for item in value.split(","):
-                key, sep, tenant = item.strip().partition(":")
-                if not sep or not key or not tenant:
-                    raise ValueError("SEMCACHE_API_KEYS entries must look like key:tenant")
-                pairs[key] = tenant
-            return pairs
-        return value
+    def _parse_pairs(cls, value: Any, info) -> Any:
+        """`a:1,b:2` or a JSON object, for variables that hold a small mapping."""
+        if not isinstance(value, str):
+            return value
+        value = value.strip()
+        if not value:
+            return {}
+        if value.startswith("{"):
+            return json.loads(value)
+        pairs = {}
+        for item in value.split(","):
+            key, sep, val = item.strip().partition(":")
+            if not sep or not key.strip() or not val.strip():
+                raise ValueError(f"SEMCACHE_{info.field_name.upper()} entries must look like key:value")
+            pairs[key.strip()] = val.strip()
+        return pairs
 
     @classmethod
     def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings,
