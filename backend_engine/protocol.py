@@ -102,6 +102,19 @@ def parse_messages(messages) -> list[dict]:
     return out
 
 
+UNSUPPORTED = {"logprobs": "log probabilities", "top_logprobs": "log probabilities", "echo": "echo",
+               "tools": "tool calling", "functions": "function calling", "best_of": "best_of",
+               "logit_bias": "logit_bias", "suffix": "suffix"}
+
+
+def _reject_unsupported(body: dict) -> None:
+    """Fields this engine cannot honour get a clear 400 instead of being silently ignored."""
+    for name, what in UNSUPPORTED.items():
+        value = body.get(name)
+        if value not in (None, False, [], {}, 0, 1) or (name in ("logprobs", "echo") and value is True):
+            raise bad(f"'{name}' is not supported by the bundled engine ({what})", name, code="unsupported_parameter")
+
+
 def _sampling(body: dict) -> SamplingParams:
     max_tokens = _number(body, "max_completion_tokens", int, low=1)
     if max_tokens is None:
@@ -146,6 +159,7 @@ def _salt(body: dict, header_salt: str | None) -> str:
 
 def parse_chat(raw: bytes, header_salt: str | None = None) -> GenerationRequest:
     body = decode_body(raw)
+    _reject_unsupported(body)
     messages = parse_messages(body.get("messages"))
     stream, usage = _stream_flags(body)
     return GenerationRequest(model=body.get("model"), stream=stream, include_usage=usage,
@@ -154,6 +168,7 @@ def parse_chat(raw: bytes, header_salt: str | None = None) -> GenerationRequest:
 
 def parse_completion(raw: bytes, header_salt: str | None = None) -> GenerationRequest:
     body = decode_body(raw)
+    _reject_unsupported(body)
     prompt = body.get("prompt")
     if isinstance(prompt, list) and len(prompt) == 1 and isinstance(prompt[0], (str, list)):
         prompt = prompt[0]                      # a batch of one

@@ -85,6 +85,10 @@ BAD_BODIES = [
     ({"model": "demo", "messages": "hello"}, "messages"),
     ({"model": "demo", "messages": [{"role": "user", "content": "hi"}], "temperature": 9}, "temperature"),
     ({"model": "demo", "messages": [{"role": "user", "content": 12}]}, "content"),
+    ({"model": "demo", "messages": [{"role": "user", "content": "hi"}], "logprobs": True}, "logprobs"),
+    ({"model": "demo", "messages": [{"role": "user", "content": "hi"}],
+      "tools": [{"type": "function", "function": {"name": "f"}}]}, "tools"),
+    ({"model": "demo", "messages": [{"role": "user", "content": "hi"}], "n": 2}, "n=1"),
 ]
 
 
