@@ -30,7 +30,8 @@ _EN_UNITS = re.compile(r"\s+(?:people|persons?|adults?|kids?|children|guests?|da
                        r"paragraphs?|lines?|steps?|ways?|examples?|tips?|ideas?|options?|commits?|cats?|dogs?)\b",
                        re.I)
 _K_SUFFIX = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*([kKwW]|万)(?![a-zA-Z])")
-_CN_UNIT_AFTER = re.compile(r"(?:天|晚|夜|人|位|个人|个月|年|次|点|条|周|星期|小时|分钟|间|星|万|千|百|元|块|岁|公里)")
+_CN_UNIT_AFTER = re.compile(r"(?:天|晚|夜|人|位|个|年|次|点|条|周|星期|小时|分钟|间|星|万|千|百|元|块|岁|公里|件|份|张|倍|层|"
+                            r"杯|号|日|月)")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 _CURRENCY = re.compile(r"([$€£¥￥])\s*(\d[\d.]*)")
 _CURRENCY_NAMES = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "CNY", "￥": "CNY"}
@@ -108,8 +109,10 @@ def normalize_numbers(text: str) -> str:
 
     def cn(match: re.Match) -> str:
         span = match.group(0)
-        # a lone 一/两 is a number only before a unit (三天两晚, 一个人); "一款", "一下" stay words
-        if len(span) == 1 and span in "一两" and not _CN_UNIT_AFTER.match(match.string, match.end()):
+        # a numeral run is a quantity before a unit (三天两晚, 一个人) or when it is a multi-character
+        # number (一万二); "一款", "一下" and names such as 千岛湖, 三亚, 九寨沟 stay as written
+        has_digit = any(ch in CN_DIGITS for ch in span)
+        if not _CN_UNIT_AFTER.match(match.string, match.end()) and (len(span) < 2 or not has_digit):
             return span
         value = chinese_number(span)
         return span if value is None else str(value)
