@@ -18,7 +18,7 @@ EN_SMALL = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "sev
 UNIT_WORDS = {
     "day": r"days?|天|日", "night": r"nights?|晚|夜", "person": r"people|persons?|adults?|guests?|个人|人|位",
     "hour": r"hours?|小时", "week": r"weeks?|周|星期", "room": r"rooms?|间", "star": r"stars?|星",
-    "item": r"items?|件", "point": r"points?|条|点",
+    "item": r"items?|件", "point": r"bullet points?|bullets?|points?|条|点",
 }
 MONEY_UNITS = r"元|块|人民币|RMB|CNY|yuan|USD|dollars?|美元|EUR|euros?|欧元|GBP|pounds?|英镑"
 WEEKDAYS = {"monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5, "sunday": 6,

@@ -1,0 +1,84 @@
+"""Train the change-intent head and export it to validator/data/change_intent.onnx.
+
+    python validator/training/build_dataset.py      # once: the labelled set
+    python validator/training/train_change_intent.py
+
+Features: multilingual-e5-small embeddings (fingerprint.TextEncoder) of the current
+turn and the cached context, plus rule features (validator.change_intent). Model:
+multinomial logistic regression (torch), class-weighted towards modify/switch,
+since missing a change is the costly error. Prints held-out accuracy and the
+recall of modify+switch, and writes the model card's numbers to
+validator/data/change_intent_metrics.json.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from fingerprint import TextEncoder  # noqa: E402
+from validator.change_intent import LABELS, MODEL_FILE, features  # noqa: E402
+
+DATA = Path(__file__).parent / "change_intent.jsonl"
+METRICS = MODEL_FILE.with_name("change_intent_metrics.json")
+
+
+def load(split: str, encoder: TextEncoder) -> tuple[np.ndarray, np.ndarray, list[dict]]:
+    rows = [json.loads(line) for line in DATA.read_text().splitlines()]
+    rows = [r for r in rows if r["split"] == split]
+    x = np.stack([features(r["new"], r["cached"], encoder.encode) for r in rows])
+    y = np.array([LABELS.index(r["label"]) for r in rows])
+    return x, y, rows
+
+
+def predict(model: torch.nn.Module, x: np.ndarray, same_threshold: float) -> np.ndarray:
+    with torch.no_grad():
+        probs = model(torch.from_numpy(x)).numpy()
+    changed = 1 + probs[:, 1:].argmax(1)
+    return np.where(probs[:, 0] >= same_threshold, 0, changed)
+
+
+def evaluate(model: torch.nn.Module, x: np.ndarray, y: np.ndarray, same_threshold: float) -> dict:
+    pred = predict(model, x, same_threshold)
+    changed = y != 0
+    return {"accuracy": float((pred == y).mean()), "change_recall": float((pred[changed] != 0).mean()),
+            "n": int(len(y))}
+
+
+def main() -> None:
+    torch.manual_seed(0)
+    encoder = TextEncoder("e5-small")
+    x_train, y_train, _ = load("train", encoder)
+    x_test, y_test, rows_test = load("test", encoder)
+    model = torch.nn.Sequential(torch.nn.Linear(x_train.shape[1], len(LABELS)), torch.nn.Softmax(dim=1))
+    weights = torch.tensor([1.5, 1.0, 1.0])
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01, weight_decay=1e-4)
+    xt, yt = torch.from_numpy(x_train), torch.from_numpy(y_train)
+    for _ in range(600):
+        optimizer.zero_grad()
+        loss = torch.nn.functional.nll_loss(torch.log(model(xt) + 1e-9), yt, weight=weights)
+        loss.backward()
+        optimizer.step()
+    # "same" must be earned: the smallest threshold that keeps 98% of the training changes caught
+    same_threshold = next((t / 100 for t in range(50, 96) if
+                           evaluate(model, x_train, y_train, t / 100)["change_recall"] >= 0.98), 0.95)
+    metrics = {"same_threshold": same_threshold, "train": evaluate(model, x_train, y_train, same_threshold),
+               "test": evaluate(model, x_test, y_test, same_threshold)}
+    for lang in ("en", "zh"):
+        keep = np.array([r["lang"] == lang for r in rows_test])
+        metrics[f"test_{lang}"] = evaluate(model, x_test[keep], y_test[keep], same_threshold)
+    print(json.dumps(metrics, indent=2))
+    torch.onnx.export(model.eval(), torch.from_numpy(x_test[:1]), str(MODEL_FILE), dynamo=False,
+                      input_names=["features"], output_names=["probs"],
+                      dynamic_axes={"features": {0: "batch"}, "probs": {0: "batch"}}, opset_version=17)
+    METRICS.write_text(json.dumps(metrics, indent=2) + "\n")
+    print(f"wrote {MODEL_FILE} ({MODEL_FILE.stat().st_size} bytes)")
+
+
+if __name__ == "__main__":
+    main()
