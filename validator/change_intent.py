@@ -31,6 +31,10 @@ CHANGE = re.compile(r"(?<![A-Za-z])(instead|change|make it|switch|swap|replace|r
 REFERENCE = re.compile(r"(?<![A-Za-z])(it|that|this|them|those|the plan|the list|the code|the rest)(?![A-Za-z])|"
                        r"它|那个|这个|那家|这家|上面|刚才|其他的", re.I)
 NUMBER = re.compile(r"\d+(?:\.\d+)?")
+TOPIC_SWITCH = re.compile(r"(?<![A-Za-z])(by the way|another question|unrelated|different topic|new question|"
+                          r"switching gears|separate question|also, quick question)(?![A-Za-z])|"
+                          r"换个话题|另外问|顺便问|还有个问题|别的问题|换个问题|问个别的", re.I)
+NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][A-Za-z]+(?:\s+[A-Z][A-Za-z]+)*|[\"“「『][^\"”」』]{2,40}[\"”」』]")
 
 
 @dataclass
@@ -65,6 +69,9 @@ def rule_features(messages: list[dict], cached_messages: list[dict]) -> np.ndarr
     current, last_user, _ = views(messages, cached_messages)
     in_conversation = float(len([m for m in messages if m.get("role") == "user"]) > 1)
     now_numbers, then_numbers = set(NUMBER.findall(current)), set(NUMBER.findall(last_user))
+    now_names, then_names = set(NAME.findall(current)), set(NAME.findall(last_user))
+    # an entity swap: the request names things, none of which the cached request named
+    swapped = bool(then_names) and bool(now_names - then_names) and not now_names & then_names
     a, b = _bigrams(current), _bigrams(last_user)
     overlap = len(a & b) / max(len(a | b), 1)
     return np.array([
@@ -73,6 +80,8 @@ def rule_features(messages: list[dict], cached_messages: list[dict]) -> np.ndarr
         float(bool(now_numbers - then_numbers)), float(bool(now_numbers) and bool(then_numbers)
                                                       and now_numbers != then_numbers),
         overlap, min(len(current) / max(len(last_user), 1), 3.0) / 3.0, in_conversation,
+        float(swapped),
+        float(bool(TOPIC_SWITCH.search(current))),
     ], dtype=np.float32)
 
 
