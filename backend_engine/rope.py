@@ -81,17 +81,11 @@ class RotaryEmbedding(torch.nn.Module):
     def __init__(self, head_dim: int, theta: float, scaling: dict | None,
                  max_position: int, max_model_len: int):
         super().__init__()
-        self._args = (head_dim, theta, scaling, max_position, max_model_len)
-        cos, sin = self._table()
-        self.register_buffer("cos", cos, persistent=False)
-        self.register_buffer("sin", sin, persistent=False)
-
-    def _table(self) -> tuple[torch.Tensor, torch.Tensor]:
-        inv_freq, attention_factor = compute_inv_freq(*self._args)
-        positions = torch.arange(max(self._args[-1], 1), dtype=torch.float32)
-        freqs = torch.outer(positions, inv_freq)
+        inv_freq, attention_factor = compute_inv_freq(head_dim, theta, scaling, max_position, max_model_len)
+        freqs = torch.outer(torch.arange(max(max_model_len, 1), dtype=torch.float32), inv_freq)
         emb = torch.cat((freqs, freqs), dim=-1)
-        return emb.cos() * attention_factor, emb.sin() * attention_factor
+        self.register_buffer("cos", emb.cos() * attention_factor, persistent=False)
+        self.register_buffer("sin", emb.sin() * attention_factor, persistent=False)
 
     def lookup(self, positions: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
         """cos and sin rows for the step's positions, shaped [T, 1, D] to broadcast over heads."""

@@ -134,7 +134,7 @@ def _extract(text: str) -> tuple[tuple, tuple, frozenset]:
             axes.setdefault(axis, set()).add(value)
     for axis, values in axes.items():
         keyed["axis:" + axis] = "+".join(sorted(values))
-    named: list[str] = []
+    named: list[tuple[int, str]] = []           # (position, key): named entities keep their order
     negated: set[str] = set()
     taken: list[tuple[int, int]] = []
     for pattern, key in gazetteer():
@@ -146,10 +146,10 @@ def _extract(text: str) -> tuple[tuple, tuple, frozenset]:
             clause = re.split(r"[,.;!?，。；！？]|\band\b|\bbut\b|但是|但", window)[-1]
             if _NEGATION.search(clause):
                 negated.add(key)
-            elif key not in named:
+            else:
                 named.append((match.start(), key))
     named += [(m.start(), "person:" + m.group(0)) for m in _SURNAME_TITLE.finditer(text)]
-    named_sorted = [key for _, key in sorted(named)] if named and isinstance(named[0], tuple) else []
+    named_sorted = [key for _, key in sorted(named)]
     for match in _QUOTED.finditer(text):
         named_sorted.append("quote:" + match.group(1).strip().lower())
     for match in _CAPITALISED.finditer(text):

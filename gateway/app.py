@@ -29,6 +29,7 @@ from gateway.upstream import HOP_HEADERS, Upstream, open_upstream
 from gateway.validation import decode_json_object, session_id, validate_chat
 
 log = logging.getLogger("semcache.gateway")
+EXPIRY_SWEEP_S = 30.0
 
 
 # ---- resources ----------------------------------------------------------------
@@ -44,13 +45,16 @@ def open_cache_store(settings: Settings) -> CacheStore:
 
 
 async def store_upkeep(store: CacheStore, settings: Settings) -> None:
-    """pending -> ready on time, TTL expiry, eviction, and index checkpoints, off the request path."""
-    last_checkpoint = time.monotonic()
+    """pending -> ready on time, TTL sweeps and index checkpoints, off the request path."""
+    last_checkpoint = last_sweep = time.monotonic()
     while True:
         await asyncio.sleep(0.5)
         try:
             await asyncio.to_thread(store.promote_due)
-            await asyncio.to_thread(store.expire)
+            # search already hides expired entries; the sweep only marks them, so it need not run often
+            if time.monotonic() - last_sweep >= EXPIRY_SWEEP_S:
+                await asyncio.to_thread(store.expire)
+                last_sweep = time.monotonic()
             if time.monotonic() - last_checkpoint >= settings.index_checkpoint_s:
                 await asyncio.to_thread(store.checkpoint)
                 last_checkpoint = time.monotonic()

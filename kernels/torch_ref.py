@@ -64,25 +64,17 @@ def paged_decode_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torc
     lens = seq_lens.tolist()
     max_len = max(lens)
     num = (max_len + block_size - 1) // block_size
-    gqa = num_q_heads != num_kv_heads
-    if min(lens) == max_len:
-        # equal lengths (always so for one sequence): no mask, which is SDPA's fast path
-        table = block_tables[:, :num].reshape(-1)
-        k = _blocks(k_cache, table, cold, "k").view(batch, num * block_size, num_kv_heads, head_dim)[:, :max_len]
-        v = _blocks(v_cache, table, cold, "v").view(batch, num * block_size, num_kv_heads, head_dim)[:, :max_len]
-        out = F.scaled_dot_product_attention(q.float().unsqueeze(2), k.float().transpose(1, 2),
-                                             v.float().transpose(1, 2), scale=scale, enable_gqa=gqa)
-        return out.squeeze(2).to(q.dtype)
     table = block_tables[:, :num].reshape(-1)
     k = _blocks(k_cache, table, cold, "k").view(batch, num * block_size, num_kv_heads, head_dim)[:, :max_len]
     v = _blocks(v_cache, table, cold, "v").view(batch, num * block_size, num_kv_heads, head_dim)[:, :max_len]
-    positions = torch.arange(max_len, device=q.device)
-    mask = positions[None, :] < seq_lens.to(q.device).long()[:, None]          # [B, L]
+    mask = None
+    if min(lens) != max_len:        # equal lengths (always so for one sequence) skip the mask: SDPA's fast path
+        positions = torch.arange(max_len, device=q.device)
+        mask = (positions[None, :] < seq_lens.to(q.device).long()[:, None])[:, None, None, :]   # [B, 1, 1, L]
     out = F.scaled_dot_product_attention(
         q.float().unsqueeze(2),                                               # [B, Hq, 1, D]
         k.float().transpose(1, 2), v.float().transpose(1, 2),                 # [B, Hkv, L, D]
-        attn_mask=mask[:, None, None, :], scale=scale,
-        enable_gqa=num_q_heads != num_kv_heads,
+        attn_mask=mask, scale=scale, enable_gqa=num_q_heads != num_kv_heads,
     )
     return out.squeeze(2).to(q.dtype)
 

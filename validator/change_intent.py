@@ -17,6 +17,8 @@ from typing import Callable
 
 import numpy as np
 
+from validator.key_facts import message_text
+
 LABELS = ("same", "modify", "switch")
 MODEL_FILE = Path(__file__).parent / "data" / "change_intent.onnx"
 METRICS_FILE = Path(__file__).parent / "data" / "change_intent_metrics.json"
@@ -43,13 +45,6 @@ class IntentResult:
     probs: dict[str, float]
 
 
-def _text(message: dict) -> str:
-    content = message.get("content")
-    if isinstance(content, list):
-        return " ".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return content or ""
-
-
 def _bigrams(text: str) -> set[str]:
     text = re.sub(r"\s+", " ", text.lower())
     return {text[i:i + 2] for i in range(len(text) - 1)}
@@ -57,9 +52,9 @@ def _bigrams(text: str) -> set[str]:
 
 def views(messages: list[dict], cached_messages: list[dict]) -> tuple[str, str, str]:
     """(current turn, cached last user turn, cached context summary)."""
-    current = next((_text(m) for m in reversed(messages) if m.get("role") == "user"), "")
-    cached_users = [_text(m) for m in cached_messages if m.get("role") == "user"]
-    cached_answer = next((_text(m) for m in reversed(cached_messages) if m.get("role") == "assistant"), "")
+    current = next((message_text(m) for m in reversed(messages) if m.get("role") == "user"), "")
+    cached_users = [message_text(m) for m in cached_messages if m.get("role") == "user"]
+    cached_answer = next((message_text(m) for m in reversed(cached_messages) if m.get("role") == "assistant"), "")
     last_user = cached_users[-1] if cached_users else ""
     summary = " ".join(cached_users[-2:]) + " " + cached_answer[:200]
     return current, last_user, summary.strip()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
-from validator.key_facts import KeyFactExtractor, _text
+from validator.key_facts import KeyFactExtractor, message_text
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class KeyFactValidator:
     def check(self, messages: list[dict], key_facts: dict, today: date | None = None) -> Verdict:
         """key_facts: what `KeyFactExtractor.for_entry` stored ({"answer": ..., "context": ...}),
         or the answer's facts alone."""
-        current = next((_text(m) for m in reversed(messages) if m.get("role") == "user"), "")
+        current = next((message_text(m) for m in reversed(messages) if m.get("role") == "user"), "")
         request = self.extractor.extract(current, today)
         answer = key_facts.get("answer", key_facts)
         context = key_facts.get("context")

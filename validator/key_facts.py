@@ -140,11 +140,11 @@ class KeyFactExtractor:
 
     def for_entry(self, messages: list[dict], answer_text: str, today: date | None = None) -> dict:
         """What is stored with a cache entry: the answer's facts and its request context's facts."""
-        users = " \n".join(_text(m) for m in messages if m.get("role") == "user")
+        users = " \n".join(message_text(m) for m in messages if m.get("role") == "user")
         return {"answer": self.extract(answer_text, today), "context": self.extract(users, today)}
 
 
-def _text(message: dict) -> str:
+def message_text(message: dict) -> str:
     content = message.get("content")
     if isinstance(content, list):
         return " ".join(p.get("text", "") for p in content if isinstance(p, dict))

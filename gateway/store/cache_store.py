@@ -13,7 +13,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import numpy as np
@@ -170,10 +170,10 @@ class CacheStore:
     def promote_due(self, now: datetime | None = None) -> list[str]:
         """pending -> ready for entries whose delay has passed."""
         now = now or _now()
-        cutoff = now.timestamp() - self.config.ready_delay_s
+        cutoff = now - timedelta(seconds=self.config.ready_delay_s)
         with self.sessions.begin() as db:
-            rows = db.scalars(select(CacheEntry).where(CacheEntry.state == "pending")).all()
-            due = [r for r in rows if _aware(r.created_at).timestamp() <= cutoff]
+            due = db.scalars(select(CacheEntry).where(CacheEntry.state == "pending",
+                                                      CacheEntry.created_at <= cutoff)).all()
             for r in due:
                 r.state, r.ready_at, r.updated_at = "ready", now, now
                 db.add(CacheEvent(at=now, kind="ready", cache_id=r.cache_id, tenant=r.tenant, detail={}))
