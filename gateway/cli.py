@@ -90,6 +90,62 @@ def cmd_index_rebuild(args) -> int:
     return 0
 
 
+def _warmup_items(path: str, tenant: str | None, scope: str | None, max_messages: int) -> list[dict]:
+    import json
+
+    from gateway.cache.warmup import check_entry, conversation_pairs
+    items = []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError as exc:
+                raise ValueError(f"{path}:{number}: not a JSON line: {exc}") from None
+            for item in conversation_pairs(record):
+                item = {**item, **({"tenant": tenant} if tenant else {}), **({"scope": scope} if scope else {})}
+                try:
+                    items.append(check_entry(item, len(items), max_messages))
+                except Exception as exc:
+                    raise ValueError(f"{path}:{number}: {getattr(exc, 'message', exc)}") from None
+    return items
+
+
+def cmd_warmup(args) -> int:
+    """Past conversations in bulk: straight into the store, or through a running gateway's admin API."""
+    settings = _settings(args)
+    items = _warmup_items(args.file, args.tenant, args.scope, settings.max_messages)
+    if args.url:
+        import httpx
+        token = args.admin_token or (settings.admin_token.get_secret_value() if settings.admin_token else "")
+        results = []
+        for start in range(0, len(items), 500):
+            response = httpx.post(args.url.rstrip("/") + "/admin/warmup", json={"entries": items[start:start + 500]},
+                                  headers={"authorization": f"Bearer {token}"}, timeout=600)
+            if response.status_code != 200:
+                raise ValueError(f"the gateway answered {response.status_code}: {response.text[:300]}")
+            results += response.json()["results"]
+    else:
+        from gateway.app import open_cache_store
+        from gateway.cache import SemanticCache
+        from gateway.cache.warmup import warm_all
+        from gateway.metrics import GatewayMetrics
+        store = open_cache_store(settings)
+        cache = SemanticCache.build(store, GatewayMetrics(), settings.embedding_model, settings.model_dir,
+                                    settings.risk_policy, settings.search_k, settings.duplicate_window_s)
+        results = warm_all(cache.pipeline, items)
+        store.close()
+    written = sum(1 for r in results if r["cache_id"])
+    skipped: dict[str, int] = {}
+    for r in results:
+        if not r["cache_id"]:
+            skipped[r["status"]] = skipped.get(r["status"], 0) + 1
+    print(f"warm-up: {written} of {len(items)} answers written ready"
+          + (f"; skipped {skipped}" if skipped else ""))
+    return 0
+
+
 def cmd_config_show(args) -> int:
     import json
     print(json.dumps(_settings(args).masked(), indent=2))
@@ -138,6 +194,15 @@ def main(argv: list[str] | None = None) -> int:
     rebuild = index_sub.add_parser("rebuild", help="rebuild the index from the database and save it")
     rebuild.add_argument("--config", default=None)
     rebuild.set_defaults(func=cmd_index_rebuild)
+    warm = sub.add_parser("warmup", help="write known-good answers from a JSONL log of conversations, ready")
+    warm.add_argument("file", help='JSON lines: {"messages": [...], "answer": "..."} or whole conversations')
+    warm.add_argument("--tenant", default=None, help="tenant of every entry (default: the line's, else 'default')")
+    warm.add_argument("--scope", choices=("session", "global"), default=None,
+                      help="default: session when the line has a session_id, else global")
+    warm.add_argument("--url", default=None, help="a running gateway: post to its /admin/warmup instead")
+    warm.add_argument("--admin-token", default=None, help="for --url (default SEMCACHE_ADMIN_TOKEN)")
+    warm.add_argument("--config", default=None)
+    warm.set_defaults(func=cmd_warmup)
     models = sub.add_parser("models", help="model files")
     models_sub = models.add_subparsers(dest="models_command", required=True)
     prepare = models_sub.add_parser("prepare", help="prepare a model into the data dir (GGUF is dequantized once)")

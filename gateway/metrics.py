@@ -1,22 +1,77 @@
 """Prometheus metrics of one gateway app (its own registry: no global state)."""
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
+DECISION_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1)
+
+
+def _total(counter: Counter) -> dict[tuple, float]:
+    return {tuple(s.labels.values()): s.value for m in counter.collect() for s in m.samples
+            if s.name.endswith("_total")}
 
 
 class GatewayMetrics:
     def __init__(self) -> None:
-        self.registry = CollectorRegistry(auto_describe=True)
-        self.requests = Counter("semcache_requests", "Chat completion requests by cache outcome",
-                                ["cache"], registry=self.registry)
+        r = self.registry = CollectorRegistry(auto_describe=True)
+        self.requests = Counter("semcache_requests", "Chat completion requests by cache outcome", ["cache"],
+                                registry=r)
         self.latency = Histogram("semcache_request_duration_seconds", "Gateway latency by cache outcome",
-                                 ["cache"], buckets=LATENCY_BUCKETS, registry=self.registry)
-        self.upstream_errors = Counter("semcache_upstream_errors", "Upstream failures by kind",
-                                       ["kind"], registry=self.registry)
+                                 ["cache"], buckets=LATENCY_BUCKETS, registry=r)
+        self.upstream_errors = Counter("semcache_upstream_errors", "Upstream failures by kind", ["kind"], registry=r)
         self.rejected = Counter("semcache_rejected_requests", "Requests rejected before forwarding, by status",
-                                ["status"], registry=self.registry)
+                                ["status"], registry=r)
+        self.decision_seconds = Histogram("semcache_decision_seconds", "Decision latency by stage "
+                                          "(signals, fingerprint, search, gates, total)", ["stage"],
+                                          buckets=DECISION_BUCKETS, registry=r)
+        self.saved_prefill = Counter("semcache_saved_prefill_tokens", "Prompt tokens not computed: HITs, and "
+                                     "the backend's cached_tokens on forwarded requests", registry=r)
+        self.saved_decode = Counter("semcache_saved_decode_tokens", "Answer tokens not generated (HITs)",
+                                    registry=r)
+        self.pollution = Counter("semcache_cache_pollution", "HITs followed by a negative signal "
+                                 "(feedback, regenerate, \"that's wrong\")", registry=r)
+        self.feedback = Counter("semcache_feedback", "Feedback signals by kind and source", ["signal", "source"],
+                                registry=r)
+        self.hit_rate = Gauge("semcache_hit_rate", "HITs / cache-eligible requests", registry=r)
+        self.partial_rate = Gauge("semcache_partial_rate", "PARTIALs / cache-eligible requests", registry=r)
+        self.precision_proxy = Gauge("semcache_precision_proxy", "HITs not followed by a negative signal / HITs",
+                                     registry=r)
+
+    def rates(self) -> dict:
+        by_outcome = {labels[0]: value for labels, value in _total(self.requests).items()}
+        eligible = sum(by_outcome.get(k, 0.0) for k in ("HIT", "PARTIAL", "MISS"))
+        hits = by_outcome.get("HIT", 0.0)
+        pollution = _total(self.pollution).get((), 0.0)
+        return {"requests": by_outcome, "hit_rate": hits / eligible if eligible else 0.0,
+                "partial_rate": by_outcome.get("PARTIAL", 0.0) / eligible if eligible else 0.0,
+                "precision_proxy": (hits - pollution) / hits if hits else 1.0, "cache_pollution": pollution,
+                "saved_prefill_tokens": _total(self.saved_prefill).get((), 0.0),
+                "saved_decode_tokens": _total(self.saved_decode).get((), 0.0)}
 
     def render(self) -> bytes:
+        rates = self.rates()
+        self.hit_rate.set(rates["hit_rate"])
+        self.partial_rate.set(rates["partial_rate"])
+        self.precision_proxy.set(rates["precision_proxy"])
         return generate_latest(self.registry)
+
+    def decision_quantiles(self) -> dict:
+        """Approximate p50/p99 per stage from the histogram buckets (ms), for /admin/stats."""
+        out = {}
+        for metric in self.decision_seconds.collect():
+            buckets: dict[str, list] = {}
+            for s in metric.samples:
+                if s.name.endswith("_bucket"):
+                    buckets.setdefault(s.labels["stage"], []).append((float(s.labels["le"]), s.value))
+            for stage, pairs in buckets.items():
+                pairs.sort()
+                count = pairs[-1][1]
+                if not count:
+                    continue
+                quantile = {}
+                for q in (0.5, 0.99):
+                    bound = next((le for le, c in pairs if c >= q * count), pairs[-1][0])
+                    quantile[f"p{int(q * 100)}_ms_le"] = bound * 1e3
+                out[stage] = {"count": int(count), **quantile}
+        return out

@@ -41,12 +41,19 @@ class Settings(BaseSettings):
     data_dir: Path = Field(default_factory=lambda: Path.home() / ".semcache")
     database_url: SecretStr | None = None
     redis_url: SecretStr | None = None
+    redis_prefix: str = Field("semcache", description="namespace of keys and the event channel in Redis")
+    models_dir: Path | None = Field(None, description="prepared models (default: <data_dir>/models)")
     embedding_model: str = "e5-small"
     ready_delay_s: float = Field(30.0, description="a new answer becomes servable after this many seconds")
     max_entries: int = 100_000
     feedback_floor: float = Field(-2.0, description="entries whose feedback score falls below are not served")
     ttl_s: Annotated[dict[str, float], NoDecode] = Field(default_factory=dict,
                                                          description="per-domain TTL overrides, JSON or domain:seconds,...")
+    risk_policy: Path | None = Field(None, description="a risk-policy table (JSON) replacing the bundled one")
+    cache_enabled: bool = Field(True, description="false: every request is forwarded and nothing is cached")
+    search_k: int = Field(5, description="candidates fetched from the index per request")
+    duplicate_window_s: float = Field(2.0, description="the same messages again within this time are a retry "
+                                                       "(served the answer just given), later a regenerate")
     hnsw_m: int = 16
     hnsw_ef_construction: int = 200
     hnsw_ef_search: int = 128
@@ -80,6 +87,10 @@ class Settings(BaseSettings):
                                    file_secret_settings) -> tuple[PydanticBaseSettingsSource, ...]:
         path = os.environ.get("SEMCACHE_CONFIG", "semcache.toml")
         return init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=path)
+
+    @property
+    def model_dir(self) -> Path:
+        return self.models_dir or self.data_dir / "models"
 
     @property
     def embedded(self) -> bool:

@@ -3,6 +3,9 @@ import os
 # the Triton interpreter must be chosen before anything imports triton
 os.environ.setdefault("TRITON_INTERPRET", "1")
 
+import contextlib
+import functools
+import tempfile
 import socket
 import subprocess
 import sys
@@ -77,9 +80,8 @@ ADMIN_TOKEN = "admin-secret-token"
 @pytest.fixture(scope="session")
 def embedded_gateway():
     """`semcache serve` on its embedded default, with the demo model."""
-    import tempfile
     server = RunningServer(["serve"], env={"SEMCACHE_BACKEND_MODEL": "demo", "SEMCACHE_BACKEND_URL": "embedded",
-                                           "SEMCACHE_DATA_DIR": tempfile.mkdtemp(prefix="semcache-gw-"),
+                                           **fresh_dirs(),
                                            "SEMCACHE_ENGINE_KV_CACHE_MEMORY": "64MiB",
                                            "SEMCACHE_ENGINE_MAX_MODEL_LEN": "1024"}, ready_path="/readyz")
     yield server
@@ -89,9 +91,8 @@ def embedded_gateway():
 @pytest.fixture(scope="session")
 def proxy_gateway(demo_backend):
     """The gateway in front of `semcache backend` in its own process, with API keys and small limits."""
-    import tempfile
     server = RunningServer(["serve"], env={"SEMCACHE_BACKEND_URL": demo_backend.url + "/v1",
-                                           "SEMCACHE_DATA_DIR": tempfile.mkdtemp(prefix="semcache-gw-"),
+                                           **fresh_dirs(),
                                            "SEMCACHE_API_KEYS": GATEWAY_KEYS, "SEMCACHE_ADMIN_TOKEN": ADMIN_TOKEN,
                                            "SEMCACHE_MAX_MESSAGES": "8", "SEMCACHE_MAX_BODY_BYTES": "65536"},
                            ready_path="/readyz")
@@ -99,9 +100,9 @@ def proxy_gateway(demo_backend):
     server.stop()
 
 
-@pytest.fixture()
-def pg_url():
-    """A throwaway PostgreSQL database on 127.0.0.1:5432 for one test."""
+@contextlib.contextmanager
+def throwaway_database():
+    """A new PostgreSQL database on 127.0.0.1:5432, dropped afterwards."""
     psycopg = pytest.importorskip("psycopg")
     import uuid
     name = "semcache_test_" + uuid.uuid4().hex[:12]
@@ -110,9 +111,61 @@ def pg_url():
     except psycopg.OperationalError as exc:
         pytest.fail(f"PostgreSQL is not reachable on 127.0.0.1:5432: {exc}")
     admin.execute(f'CREATE DATABASE "{name}"')
-    yield f"postgresql://postgres@127.0.0.1:5432/{name}"
-    admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    admin.close()
+    try:
+        yield f"postgresql://postgres@127.0.0.1:5432/{name}"
+    finally:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()
+
+
+@pytest.fixture()
+def pg_url():
+    """A throwaway PostgreSQL database on 127.0.0.1:5432 for one test."""
+    with throwaway_database() as url:
+        yield url
+
+
+def fresh_dirs() -> dict:
+    """Environment for a test server: its own empty data dir, the shared prepared models."""
+    return {"SEMCACHE_DATA_DIR": tempfile.mkdtemp(prefix="semcache-gw-"), "SEMCACHE_MODELS_DIR": models_dir()}
+
+
+@functools.cache
+def models_dir() -> str:
+    """Prepared models shared by every test server (a server's own data dir is a fresh temp dir);
+    e5-small is prepared here once, before any server needs it."""
+    from fingerprint.encoder import resolve_encoder_dir
+    folder = Path(os.environ.get("SEMCACHE_DATA_DIR") or Path.home() / ".semcache") / "models"
+    resolve_encoder_dir("e5-small", models_dir=folder)
+    return str(folder)
+
+
+@pytest.fixture(scope="session")
+def cache_gateway(demo_backend):
+    """The full deployment: gateway with PostgreSQL, Redis, API keys and an admin token, in front of
+    `semcache backend` (demo model). Answers become ready 2 s after they are written; the same
+    messages again within 1 s are a retry, later a regenerate."""
+    import uuid
+
+    import redis
+    try:
+        redis.Redis.from_url("redis://127.0.0.1:6379/0", socket_connect_timeout=2).ping()
+    except redis.RedisError as exc:
+        pytest.fail(f"Redis is not reachable on 127.0.0.1:6379: {exc}")
+    with throwaway_database() as database:
+        env = {"SEMCACHE_BACKEND_URL": demo_backend.url + "/v1", "SEMCACHE_DATABASE_URL": database,
+               "SEMCACHE_REDIS_URL": "redis://127.0.0.1:6379/0",
+               "SEMCACHE_REDIS_PREFIX": "semcache-test-" + uuid.uuid4().hex[:8],
+               **fresh_dirs(),
+               "SEMCACHE_API_KEYS": GATEWAY_KEYS, "SEMCACHE_ADMIN_TOKEN": ADMIN_TOKEN,
+               "SEMCACHE_READY_DELAY_S": "2.0", "SEMCACHE_DUPLICATE_WINDOW_S": "1.0"}
+        migrate = subprocess.run([sys.executable, "-m", "gateway.cli", "migrate"], cwd=ROOT, env={**os.environ, **env},
+                                 capture_output=True, text=True, timeout=120)
+        assert migrate.returncode == 0, migrate.stderr
+        server = RunningServer(["serve"], env=env, ready_path="/readyz", timeout=240)
+        server.env = env
+        yield server
+        server.stop()
 
 
 @pytest.fixture()

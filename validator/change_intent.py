@@ -17,7 +17,7 @@ from typing import Callable
 
 import numpy as np
 
-from validator.key_facts import message_text
+from validator.key_facts import EN_SMALL, message_text
 
 LABELS = ("same", "modify", "switch")
 MODEL_FILE = Path(__file__).parent / "data" / "change_intent.onnx"
@@ -33,6 +33,7 @@ CHANGE = re.compile(r"(?<![A-Za-z])(instead|change|make it|switch|swap|replace|r
 REFERENCE = re.compile(r"(?<![A-Za-z])(it|that|this|them|those|the plan|the list|the code|the rest)(?![A-Za-z])|"
                        r"它|那个|这个|那家|这家|上面|刚才|其他的", re.I)
 NUMBER = re.compile(r"\d+(?:\.\d+)?")
+NUMBER_WORD = re.compile(r"(?<![A-Za-z])(%s)(?![A-Za-z])" % "|".join(EN_SMALL), re.I)
 TOPIC_SWITCH = re.compile(r"(?<![A-Za-z])(by the way|another question|unrelated|different topic|new question|"
                           r"switching gears|separate question|also, quick question)(?![A-Za-z])|"
                           r"换个话题|另外问|顺便问|还有个问题|别的问题|换个问题|问个别的", re.I)
@@ -60,10 +61,16 @@ def views(messages: list[dict], cached_messages: list[dict]) -> tuple[str, str, 
     return current, last_user, summary.strip()
 
 
+def numbers(text: str) -> set[str]:
+    """The quantities of a text, digits or English words (so "three-day" equals "3-day")."""
+    text = NUMBER_WORD.sub(lambda m: str(EN_SMALL[m.group(1).lower()]), text)
+    return set(NUMBER.findall(text))
+
+
 def rule_features(messages: list[dict], cached_messages: list[dict]) -> np.ndarray:
     current, last_user, _ = views(messages, cached_messages)
     in_conversation = float(len([m for m in messages if m.get("role") == "user"]) > 1)
-    now_numbers, then_numbers = set(NUMBER.findall(current)), set(NUMBER.findall(last_user))
+    now_numbers, then_numbers = numbers(current), numbers(last_user)
     now_names, then_names = set(NAME.findall(current)), set(NAME.findall(last_user))
     # an entity swap: the request names things, none of which the cached request named
     swapped = bool(then_names) and bool(now_names - then_names) and not now_names & then_names
@@ -98,6 +105,11 @@ class ChangeIntentClassifier:
         metrics = model.with_name("change_intent_metrics.json")
         # "same" needs at least this probability: chosen in training to keep missed changes rare
         self.same_threshold = json.loads(metrics.read_text())["same_threshold"] if metrics.exists() else 0.5
+
+    def prime(self, cached_messages: list[dict]) -> None:
+        """Encode the cached side of future comparisons now (when an entry is written), off the hit path."""
+        _, last_user, summary = views([], cached_messages)
+        self.embed([last_user or summary, summary or last_user])
 
     def classify(self, messages: list[dict], cached_messages: list[dict]) -> IntentResult:
         x = features(messages, cached_messages, self.embed)[None, :]

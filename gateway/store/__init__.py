@@ -9,7 +9,7 @@ from gateway.store.migrate import database_url, make_engine, upgrade
 
 
 def open_store(database: str | None, redis_url: str | None, data_dir: Path, config: StoreConfig | None = None,
-               migrate: bool | None = None) -> CacheStore:
+               migrate: bool | None = None, redis_prefix: str = "semcache") -> CacheStore:
     """The composition point: SQLite in the data dir unless a URL is given; migrations run on SQLite
     (or when asked), PostgreSQL is upgraded by `semcache migrate`."""
     url = database_url(database, data_dir)
@@ -19,7 +19,7 @@ def open_store(database: str | None, redis_url: str | None, data_dir: Path, conf
     config = config or StoreConfig()
     if config.index_dir is None:
         config.index_dir = data_dir / "index"
-    hot = RedisHotStore(redis_url) if redis_url else LocalHotStore()
+    hot = RedisHotStore(redis_url, redis_prefix) if redis_url else LocalHotStore()
     return CacheStore(engine, hot, config)
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 from sqlalchemy import Engine, func, select, update
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import sessionmaker
 
 from gateway.index import EntryTags, SearchFilter, VectorIndex
 from gateway.store.models import CacheEntry, CacheEvent
@@ -57,6 +57,9 @@ class NewEntry:
     request_text: str = ""
     answer_tokens: int = 0
     state: str = "pending"
+    cache_id: str | None = None           # chosen by the caller when it must be announced before the write
+    request_hash: str | None = None
+    usage: dict | None = None
 
 
 def _now() -> datetime:
@@ -75,6 +78,7 @@ def entry_dict(row: CacheEntry) -> dict:
             "tags": row.tags, "answer_text": row.answer_text, "key_facts": row.key_facts, "state": row.state,
             "ttl_s": row.ttl_s, "hit_count": row.hit_count, "feedback_score": row.feedback_score,
             "saved_tokens": row.saved_tokens, "answer_tokens": row.answer_tokens,
+            "request_hash": row.request_hash, "usage": row.usage, "request_text": row.request_text,
             "created_at": _aware(row.created_at).isoformat(),
             "ready_at": _aware(row.ready_at).isoformat() if row.ready_at else None,
             "last_hit_at": _aware(row.last_hit_at).isoformat() if row.last_hit_at else None}
@@ -147,19 +151,39 @@ class CacheStore:
 
     # ---- writes ------------------------------------------------------------
     def write(self, new: NewEntry) -> str:
+        """Insert an entry and return its id. The same request (hash) in the same session is written once:
+        a second write returns the live entry's id instead."""
         if np.asarray(new.vector).shape != (self.config.dim,):
             raise ValueError(f"vector has shape {np.asarray(new.vector).shape}; this store holds {self.config.dim}-d "
                              "vectors (the embedding model changed? run `semcache index rebuild` after migrating)")
+        with self._lock:
+            existing = self._live_duplicate(new) if new.request_hash else None
+            return existing or self._insert(new)
+
+    def _live_duplicate(self, new: NewEntry) -> str | None:
+        """A live entry for the same request in the same session: any, for a fresh answer (concurrent
+        misses write once); one with the same answer, for a warm-up (re-running it is idempotent)."""
+        query = select(CacheEntry.cache_id).where(
+            CacheEntry.tenant == new.tenant, CacheEntry.session_id == new.session_id,
+            CacheEntry.request_hash == new.request_hash, CacheEntry.scope == new.scope,
+            CacheEntry.state != "invalid")
+        if new.state != "pending":
+            query = query.where(CacheEntry.answer_text == new.answer_text)
+        with self.sessions() as db:
+            return db.scalar(query.limit(1))
+
+    def _insert(self, new: NewEntry) -> str:
         now = _now()
         domain = new.tags.get("intent_domain", "other")
-        row = CacheEntry(cache_id=uuid.uuid4().hex, tenant=new.tenant, session_id=new.session_id, scope=new.scope,
+        row = CacheEntry(cache_id=new.cache_id or uuid.uuid4().hex, tenant=new.tenant, session_id=new.session_id, scope=new.scope,
                          context_fingerprint=new.context_fingerprint,
                          system_prompt_version=new.system_prompt_version, intent_domain=domain, tags=new.tags,
                          vector=np.asarray(new.vector, dtype=np.float32).tobytes(), request_text=new.request_text,
                          answer_text=new.answer_text, key_facts=new.key_facts, state=new.state,
                          ttl_s=self.config.ttl_s.get(domain, DEFAULT_TTL_S["other"]), hit_count=0,
                          feedback_score=0.0, saved_tokens=0, answer_tokens=new.answer_tokens, created_at=now,
-                         ready_at=now if new.state == "ready" else None, updated_at=now)
+                         ready_at=now if new.state == "ready" else None, updated_at=now,
+                         request_hash=new.request_hash, usage=new.usage)
         with self.sessions.begin() as db:
             db.add(row)
         if new.state == "ready":
@@ -189,9 +213,12 @@ class CacheStore:
                           "tenant": row.tenant, "session_id": row.session_id, "scope": row.scope,
                           "intent_domain": row.intent_domain, "system_prompt_version": row.system_prompt_version})
 
-    def feedback(self, cache_id: str, signal: str, session_id: str | None = None) -> dict | None:
-        """regenerate / negative lower the score (a pending entry of that session is dropped); positive raises it."""
-        delta = {"positive": 1.0, "negative": -1.0, "regenerate": -1.0}[signal]
+    def feedback(self, cache_id: str, signal: str, session_id: str | None = None, delta: float | None = None,
+                 detail: str | None = None) -> dict | None:
+        """regenerate / negative lower the score (a pending entry of that session is dropped); positive raises
+        it; `gate` (a failed hit gate) lowers it by `delta`."""
+        if delta is None:
+            delta = {"positive": 1.0, "negative": -1.0, "regenerate": -1.0}[signal]
         now = _now()
         with self.sessions.begin() as db:
             row = db.scalar(select(CacheEntry).where(CacheEntry.cache_id == cache_id))
@@ -199,11 +226,13 @@ class CacheStore:
                 return None
             row.feedback_score += delta
             row.updated_at = now
-            if delta < 0 and row.state == "pending" and (session_id is None or session_id == row.session_id):
+            if signal in ("negative", "regenerate") and row.state == "pending" \
+                    and (session_id is None or session_id == row.session_id):
                 row.state = "invalid"
             drop = row.state == "invalid" or row.feedback_score < self.config.feedback_floor
             db.add(CacheEvent(at=now, kind="feedback", cache_id=cache_id, tenant=row.tenant,
-                              detail={"signal": signal, "score": row.feedback_score}))
+                              detail={"signal": signal, "score": row.feedback_score,
+                                      **({"reason": detail} if detail else {})}))
             result = entry_dict(row)
         if drop:
             self._publish_remove([row.seq], [cache_id])
@@ -328,14 +357,25 @@ class CacheStore:
         return sorted(out, key=lambda pair: -pair[1])
 
     def list_entries(self, tenant: str | None = None, state: str | None = None, limit: int = 100,
-                     offset: int = 0) -> list[dict]:
+                     offset: int = 0, **filters: str | None) -> list[dict]:
+        """Newest first. `filters`: session_id, scope, intent_domain, system_prompt_version, request_hash."""
+        allowed = {"session_id", "scope", "intent_domain", "system_prompt_version", "request_hash"}
+        unknown = set(filters) - allowed
+        if unknown:
+            raise ValueError(f"unknown filter(s) {sorted(unknown)}; use {sorted(allowed)}")
         with self.sessions() as db:
             query = select(CacheEntry).order_by(CacheEntry.seq.desc()).limit(limit).offset(offset)
-            if tenant:
-                query = query.where(CacheEntry.tenant == tenant)
-            if state:
-                query = query.where(CacheEntry.state == state)
+            for name, value in (("tenant", tenant), ("state", state), *filters.items()):
+                if value:
+                    query = query.where(getattr(CacheEntry, name) == value)
             return [entry_dict(r) for r in db.scalars(query).all()]
+
+    # ---- per-session memory (regenerate and "that's wrong" detection) ----------
+    def last_turn(self, tenant: str, session_id: str) -> dict | None:
+        return self.hot.get(f"turn:{tenant}:{session_id}")
+
+    def remember_turn(self, tenant: str, session_id: str, record: dict, ttl_s: float = 86_400.0) -> None:
+        self.hot.put(f"turn:{tenant}:{session_id}", record, ttl_s)
 
     def stats(self) -> dict:
         with self.sessions() as db:

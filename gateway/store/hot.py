@@ -13,7 +13,7 @@ import time
 from typing import Callable
 
 log = logging.getLogger("semcache.store")
-CHANNEL = "semcache:events"
+DEFAULT_PREFIX = "semcache"
 Listener = Callable[[dict], None]
 
 
@@ -55,10 +55,12 @@ class LocalHotStore:
 
 
 class RedisHotStore:
-    def __init__(self, url: str, prefix: str = "semcache:entry:"):
+    def __init__(self, url: str, prefix: str = DEFAULT_PREFIX):
+        """`prefix` namespaces keys and the event channel, so deployments can share one Redis."""
         import redis
         self._redis = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
-        self._prefix = prefix
+        self._prefix = f"{prefix}:entry:"
+        self._channel = f"{prefix}:events"
         self._listeners: list[Listener] = []
         self._pubsub = None
         self._thread: threading.Thread | None = None
@@ -76,7 +78,7 @@ class RedisHotStore:
             self._redis.delete(*(self._prefix + c for c in cache_ids))
 
     def publish(self, event: dict) -> None:
-        self._redis.publish(CHANNEL, json.dumps({**event, "origin": self._origin}))
+        self._redis.publish(self._channel, json.dumps({**event, "origin": self._origin}))
         for listener in list(self._listeners):      # this replica applies its own events at once
             listener(event)
 
@@ -84,7 +86,7 @@ class RedisHotStore:
         self._listeners.append(listener)
         if self._thread is None:
             self._pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
-            self._pubsub.subscribe(CHANNEL)
+            self._pubsub.subscribe(self._channel)
             self._thread = threading.Thread(target=self._listen, name="semcache-redis-events", daemon=True)
             self._thread.start()
 

@@ -24,7 +24,7 @@ class CacheEntry(Base):
     intent_domain: Mapped[str] = mapped_column(String(64), index=True)
     tags: Mapped[dict] = mapped_column(JSON)
     vector: Mapped[bytes] = mapped_column(LargeBinary)                    # float32, unit norm
-    request_text: Mapped[str] = mapped_column(Text, default="")          # the context view, for audit
+    request_text: Mapped[str] = mapped_column(Text, default="")          # JSON: context view and last turns
     answer_text: Mapped[str] = mapped_column(Text)
     key_facts: Mapped[dict] = mapped_column(JSON, default=dict)
     state: Mapped[str] = mapped_column(String(16), index=True)            # pending | ready | invalid
@@ -33,12 +33,15 @@ class CacheEntry(Base):
     feedback_score: Mapped[float] = mapped_column(Float, default=0.0)
     saved_tokens: Mapped[int] = mapped_column(Integer, default=0)
     answer_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    request_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)   # same messages = same hash
+    usage: Mapped[dict | None] = mapped_column(JSON, nullable=True)     # the backend's usage, for HIT estimates
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     ready_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     last_hit_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
 
-    __table_args__ = (Index("ix_cache_entries_state_created", "state", "created_at"),)
+    __table_args__ = (Index("ix_cache_entries_state_created", "state", "created_at"),
+                      Index("ix_cache_entries_session_request", "tenant", "session_id", "request_hash"))
 
 
 class CacheEvent(Base):

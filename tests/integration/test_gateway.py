@@ -1,13 +1,12 @@
 """The gateway as users run it: real server processes on loopback, the official openai client."""
 import asyncio
-import tempfile
 import time
 
 import httpx
 import openai
 import pytest
 
-from tests.conftest import ADMIN_TOKEN, RunningServer, free_port, metric
+from tests.conftest import ADMIN_TOKEN, RunningServer, free_port, fresh_dirs, metric
 
 MSGS = [{"role": "user", "content": "Suggest a weekend in Lisbon."}]
 
@@ -32,7 +31,7 @@ def test_sync_non_stream_and_headers(gateway):
     completion = raw.parse()
     assert completion.object == "chat.completion"
     assert completion.usage.completion_tokens == 6          # ignore_eos (unknown to OpenAI) passed through
-    assert raw.headers["x-cache"] == "MISS" and raw.headers["x-cache-reason"] == "no_entry"
+    assert raw.headers["x-cache"] == "MISS" and raw.headers["x-cache-reason"] == "no_candidate"
     assert len(raw.headers["x-request-id"]) >= 16
     assert "x-cache-id" not in raw.headers                   # nothing was written, so no id is claimed
 
@@ -167,7 +166,7 @@ def test_tenant_comes_from_the_key_and_isolates_kv_blocks(proxy_gateway):
 def test_backend_down_is_a_502():
     port = free_port()                      # nothing listens here
     server = RunningServer(["serve", "--backend-url", f"http://127.0.0.1:{port}"],
-                           env={"SEMCACHE_DATA_DIR": tempfile.mkdtemp(prefix="semcache-gw-")})
+                           env={**fresh_dirs()})
     try:
         r = httpx.post(server.url + "/v1/chat/completions", json={"model": "m", "messages": MSGS})
         assert r.status_code == 502 and r.json()["error"]["code"] == "upstream_unreachable"
@@ -183,7 +182,7 @@ def test_backend_down_is_a_502():
 def test_slow_backend_is_a_504_and_cancels_the_work(demo_backend):
     server = RunningServer(["serve", "--backend-url", demo_backend.url],
                            env={"SEMCACHE_BACKEND_TIMEOUT_S": "0.5",
-                                "SEMCACHE_DATA_DIR": tempfile.mkdtemp(prefix="semcache-gw-")})
+                                **fresh_dirs()})
     try:
         finished = metric(demo_backend.url, "semcache_engine_requests_finished_total")
         r = httpx.post(server.url + "/v1/chat/completions", timeout=30,

@@ -25,7 +25,7 @@ def encoder():
 
 @pytest.fixture(scope="module")
 def classifier(encoder):
-    return ChangeIntentClassifier(encoder.encode)
+    return ChangeIntentClassifier(Fingerprinter(encoder).embed)     # as the gateway embeds
 
 
 def test_dataset_is_large_bilingual_and_holds_out_whole_groups():

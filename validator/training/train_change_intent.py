@@ -21,17 +21,17 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from fingerprint import TextEncoder  # noqa: E402
+from fingerprint import Fingerprinter, TextEncoder  # noqa: E402
 from validator.change_intent import LABELS, MODEL_FILE, features  # noqa: E402
 
 DATA = Path(__file__).parent / "change_intent.jsonl"
 METRICS = MODEL_FILE.with_name("change_intent_metrics.json")
 
 
-def load(split: str, encoder: TextEncoder) -> tuple[np.ndarray, np.ndarray, list[dict]]:
+def load(split: str, embed) -> tuple[np.ndarray, np.ndarray, list[dict]]:
     rows = [json.loads(line) for line in DATA.read_text().splitlines()]
     rows = [r for r in rows if r["split"] == split]
-    x = np.stack([features(r["new"], r["cached"], encoder.encode) for r in rows])
+    x = np.stack([features(r["new"], r["cached"], embed) for r in rows])
     y = np.array([LABELS.index(r["label"]) for r in rows])
     return x, y, rows
 
@@ -47,14 +47,15 @@ def evaluate(model: torch.nn.Module, x: np.ndarray, y: np.ndarray, same_threshol
     pred = predict(model, x, same_threshold)
     changed = y != 0
     return {"accuracy": float((pred == y).mean()), "change_recall": float((pred[changed] != 0).mean()),
-            "n": int(len(y))}
+            "same_recall": float((pred[~changed] == 0).mean()), "n": int(len(y))}
 
 
 def main() -> None:
     torch.manual_seed(0)
-    encoder = TextEncoder("e5-small")
-    x_train, y_train, _ = load("train", encoder)
-    x_test, y_test, rows_test = load("test", encoder)
+    # the gateway embeds through the fingerprint (normalised text, shared cache): train on the same vectors
+    embed = Fingerprinter(TextEncoder("e5-small")).embed
+    x_train, y_train, _ = load("train", embed)
+    x_test, y_test, rows_test = load("test", embed)
     model = torch.nn.Sequential(torch.nn.Linear(x_train.shape[1], len(LABELS)), torch.nn.Softmax(dim=1))
     weights = torch.tensor([1.5, 1.0, 1.0])
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01, weight_decay=1e-4)

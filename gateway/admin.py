@@ -1,0 +1,131 @@
+"""Feedback (clients) and the admin API (bearer SEMCACHE_ADMIN_TOKEN): invalidate, warm up, promote, inspect."""
+from __future__ import annotations
+
+import asyncio
+import time
+
+from litestar import Request, delete, get, post
+from litestar.datastructures import State
+
+from gateway.auth import admin_guard, authenticate
+from gateway.cache import SemanticCache
+from gateway.cache.warmup import MAX_WARMUP_ENTRIES, check_entry, warm_all
+from gateway.errors import GatewayError, invalid
+from gateway.metrics import GatewayMetrics
+from gateway.settings import Settings
+from gateway.upstream import Upstream
+from gateway.validation import decode_json_object
+
+SIGNALS = ("regenerate", "negative", "positive")
+INVALIDATE_KEYS = ("cache_id", "session_id", "tenant", "intent_domain", "system_prompt_version")
+ENTRY_FILTERS = ("tenant", "state", "session_id", "scope", "intent_domain", "system_prompt_version")
+
+
+def _not_found(cache_id: str) -> GatewayError:
+    return GatewayError(404, f"no cache entry {cache_id!r}", code="entry_not_found")
+
+
+@post("/v1/feedback", status_code=200, summary="Feedback on an answer: regenerate, negative or positive")
+async def feedback(request: Request, settings: Settings, cache: SemanticCache, metrics: GatewayMetrics) -> dict:
+    tenant = authenticate(request, settings)
+    body = decode_json_object(await request.body())
+    cache_id, signal = body.get("cache_id"), body.get("signal")
+    if not isinstance(cache_id, str) or not cache_id:
+        raise invalid("'cache_id' is required: the X-Cache-Id of the answer", "cache_id", code="missing")
+    if signal not in SIGNALS:
+        raise invalid(f"'signal' must be one of {list(SIGNALS)}, got {signal!r}", "signal")
+    entry = await asyncio.to_thread(cache.store.get, cache_id)
+    if entry is None or entry["tenant"] != tenant:        # another tenant's entry does not exist for this caller
+        raise _not_found(cache_id)
+    session = request.headers.get("x-session-id") or body.get("session_id")
+    updated = await asyncio.to_thread(cache.store.feedback, cache_id, signal, session)
+    metrics.feedback.labels(signal, "explicit").inc()
+    if signal != "positive" and entry["hit_count"] > 0:
+        metrics.pollution.inc()
+    return {"cache_id": cache_id, "signal": signal, "feedback_score": updated["feedback_score"],
+            "state": updated["state"]}
+
+
+@delete("/admin/sessions/{session_id:str}", guards=[admin_guard], status_code=200,
+        summary="Invalidate every entry of a session (admin)")
+async def delete_session(session_id: str, cache: SemanticCache, tenant: str | None = None) -> dict:
+    count = await asyncio.to_thread(cache.store.invalidate, session_id=session_id, tenant=tenant, reason="admin")
+    return {"session_id": session_id, "invalidated": count}
+
+
+@post("/admin/invalidate", guards=[admin_guard], status_code=200,
+      summary="Invalidate entries by cache_id, session_id, tenant, intent_domain or system_prompt_version (admin)")
+async def invalidate(request: Request, cache: SemanticCache) -> dict:
+    body = decode_json_object(await request.body())
+    unknown = set(body) - set(INVALIDATE_KEYS)
+    if unknown:
+        raise invalid(f"unknown key(s) {sorted(unknown)}; use any of {list(INVALIDATE_KEYS)}", sorted(unknown)[0])
+    given = {k: v for k, v in body.items() if v is not None}
+    if not given:
+        raise invalid(f"give at least one of {list(INVALIDATE_KEYS)}", code="missing")
+    bad = [k for k, v in given.items() if not isinstance(v, str) or not v]
+    if bad:
+        raise invalid(f"'{bad[0]}' must be a non-empty string", bad[0])
+    count = await asyncio.to_thread(lambda: cache.store.invalidate(**given, reason="admin"))
+    return {"invalidated": count, "where": given}
+
+
+@post("/admin/warmup", guards=[admin_guard], status_code=200, summary="Write known-good answers ready (admin)")
+async def warmup(request: Request, cache: SemanticCache, settings: Settings) -> dict:
+    body = decode_json_object(await request.body())
+    entries = body.get("entries")
+    if not isinstance(entries, list) or not entries:
+        raise invalid("'entries' must be a non-empty list of {messages, answer, session_id?, tenant?, scope?}",
+                      "entries")
+    if len(entries) > MAX_WARMUP_ENTRIES:
+        raise invalid(f"at most {MAX_WARMUP_ENTRIES} entries per call; send the rest in another", "entries")
+    items = [check_entry(item, i, settings.max_messages) for i, item in enumerate(entries)]
+    results = await asyncio.to_thread(warm_all, cache.pipeline, items)
+    return {"ids": [r["cache_id"] for r in results], "results": results,
+            "written": sum(1 for r in results if r["cache_id"])}
+
+
+@post("/admin/entries/{cache_id:str}/promote", guards=[admin_guard], status_code=200,
+      summary="Promote an entry to the tenant's global pool (admin)")
+async def promote(cache_id: str, cache: SemanticCache) -> dict:
+    if not await asyncio.to_thread(cache.store.promote_scope, cache_id, "global"):
+        raise _not_found(cache_id)
+    entry = await asyncio.to_thread(cache.store.get, cache_id)
+    return {"cache_id": cache_id, "scope": entry["scope"], "state": entry["state"]}
+
+
+@get("/admin/entries", guards=[admin_guard], summary="List entries, newest first, with filters (admin)")
+async def list_entries(request: Request, cache: SemanticCache) -> dict:
+    params = request.query_params
+    unknown = set(params) - set(ENTRY_FILTERS) - {"limit", "offset"}
+    if unknown:
+        raise invalid(f"unknown filter(s) {sorted(unknown)}; use {list(ENTRY_FILTERS)}, limit, offset")
+    try:
+        limit, offset = int(params.get("limit", 100)), int(params.get("offset", 0))
+    except ValueError:
+        raise invalid("'limit' and 'offset' must be integers") from None
+    if not 1 <= limit <= 1000 or offset < 0:
+        raise invalid("'limit' must be between 1 and 1000 and 'offset' at least 0")
+    filters = {k: params.get(k) for k in ENTRY_FILTERS if params.get(k)}
+    entries = await asyncio.to_thread(lambda: cache.store.list_entries(limit=limit, offset=offset, **filters))
+    return {"entries": entries, "count": len(entries), "limit": limit, "offset": offset}
+
+
+@get("/admin/entries/{cache_id:str}", guards=[admin_guard], summary="One entry (admin)")
+async def get_entry(cache_id: str, cache: SemanticCache) -> dict:
+    entry = await asyncio.to_thread(cache.store.get, cache_id)
+    if entry is None:
+        raise _not_found(cache_id)
+    return entry
+
+
+@get("/admin/stats", guards=[admin_guard], summary="Cache and gateway statistics (admin)")
+async def admin_stats(state: State, metrics: GatewayMetrics, upstream: Upstream) -> dict:
+    errors = {s.labels["kind"]: s.value for m in metrics.upstream_errors.collect() for s in m.samples
+              if s.name.endswith("_total")}
+    return {"uptime_s": round(time.monotonic() - state.started, 1), "backend": upstream.name,
+            **metrics.rates(), "decision_latency": metrics.decision_quantiles(), "upstream_errors": errors,
+            "cache": await asyncio.to_thread(state.store.stats)}
+
+
+ADMIN_HANDLERS = [feedback, delete_session, invalidate, warmup, promote, list_entries, get_entry, admin_stats]

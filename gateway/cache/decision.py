@@ -1,0 +1,273 @@
+"""The decision of DESIGN.md steps 2-7: policy, fingerprint, candidates, bands and gates.
+
+`DecisionPipeline.decide` is synchronous (encoder, classifier and database
+calls); the app runs it in a worker thread. Every hit candidate passes the
+change-intent classifier and the key-fact validator; when in doubt the answer
+is PARTIAL (the conversation's prefix is still reused) or MISS.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from dataclasses import asdict, dataclass, field
+
+from fingerprint import Fingerprint, Fingerprinter
+from fingerprint.entities import conflicts
+from gateway.cache.signals import is_negative, is_reset
+from gateway.index import SearchFilter
+from gateway.store import CacheStore, NewEntry
+from validator import KeyFactValidator, RiskPolicy
+from validator.change_intent import ChangeIntentClassifier
+from validator.key_facts import message_text
+
+log = logging.getLogger("semcache.decision")
+GATE_PENALTY = 0.25          # an entry that keeps attracting near-misses sinks toward the feedback floor
+TURN_CHARS = 600             # each stored turn of the cached request, for the classifier
+
+
+@dataclass
+class CacheRequest:
+    tenant: str
+    session_id: str | None
+    messages: list[dict]
+    serve: bool = True                 # false: Cache-Control no-cache
+    store: bool = True                 # false: Cache-Control no-store
+    unsupported: str | None = None     # a feature the cache does not model (tools, n > 1, images, ...)
+
+    @property
+    def request_hash(self) -> str:
+        return request_hash(self.messages)
+
+    @property
+    def in_conversation(self) -> bool:
+        return sum(1 for m in self.messages if m.get("role") in ("user", "assistant")) > 1
+
+
+@dataclass
+class Decision:
+    outcome: str                       # HIT | PARTIAL | MISS | BYPASS
+    reason: str
+    cacheable: bool = True             # the answer may be written
+    score: float | None = None
+    entry: dict | None = None          # served (HIT) or matched (PARTIAL)
+    fingerprint: Fingerprint | None = None
+    gates: dict = field(default_factory=dict)
+    timings_ms: dict = field(default_factory=dict)
+    implicit_feedback: dict | None = None     # {"signal", "cache_id", "was_hit"} applied to the previous turn
+
+    def record(self) -> dict:
+        """The decision record: logged and (in part) sent as X-Cache-* headers."""
+        out = {"cache": self.outcome, "reason": self.reason, "score": None if self.score is None else round(self.score, 4),
+               "cache_id": (self.entry or {}).get("cache_id"), "gates": self.gates,
+               "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()}}
+        if self.fingerprint is not None:
+            out["tags"] = asdict(self.fingerprint.tags)
+        if self.implicit_feedback:
+            out["implicit_feedback"] = self.implicit_feedback
+        return out
+
+
+def request_hash(messages: list[dict]) -> str:
+    canonical = [[m.get("role"), message_text(m)] for m in messages]
+    return hashlib.sha256(json.dumps(canonical, ensure_ascii=False).encode()).hexdigest()
+
+
+def current_user_text(messages: list[dict]) -> str:
+    return next((message_text(m) for m in reversed(messages) if m.get("role") == "user"), "")
+
+
+def cached_messages(entry: dict) -> list[dict]:
+    """The cached request's last turns and its answer, as the classifier compares them."""
+    try:
+        turns = json.loads(entry.get("request_text") or "{}").get("turns", [])
+    except (ValueError, AttributeError):
+        turns = []
+    return turns + [{"role": "assistant", "content": entry.get("answer_text", "")}]
+
+
+class _Stopwatch:
+    def __init__(self, timings: dict):
+        self.timings = timings
+
+    def __call__(self, stage: str):
+        return _Stage(self.timings, stage)
+
+
+class _Stage:
+    def __init__(self, timings: dict, stage: str):
+        self.timings, self.stage = timings, stage
+
+    def __enter__(self):
+        self.t0 = time.perf_counter()
+
+    def __exit__(self, *exc):
+        self.timings[self.stage] = self.timings.get(self.stage, 0.0) + (time.perf_counter() - self.t0) * 1e3
+
+
+class DecisionPipeline:
+    def __init__(self, store: CacheStore, fingerprinter: Fingerprinter, intent: ChangeIntentClassifier,
+                 validator: KeyFactValidator | None = None, policies: RiskPolicy | None = None, search_k: int = 5,
+                 duplicate_window_s: float = 2.0):
+        self.store = store
+        self.fingerprinter = fingerprinter
+        self.intent = intent
+        self.validator = validator or KeyFactValidator()
+        self.extractor = self.validator.extractor
+        self.policies = policies or RiskPolicy.load()
+        self.search_k = search_k
+        self.duplicate_window_s = duplicate_window_s
+
+    # ---- decide -------------------------------------------------------------
+    def decide(self, req: CacheRequest) -> Decision:
+        timings: dict[str, float] = {}
+        watch = _Stopwatch(timings)
+        started = time.perf_counter()
+        decision = self._decide(req, watch)
+        decision.timings_ms = timings
+        timings["total"] = (time.perf_counter() - started) * 1e3
+        return decision
+
+    def _decide(self, req: CacheRequest, watch: _Stopwatch) -> Decision:
+        current = current_user_text(req.messages)
+        if req.unsupported:
+            return Decision("BYPASS", f"unsupported:{req.unsupported}", cacheable=False)
+        if not current.strip():
+            return Decision("BYPASS", "no_user_turn", cacheable=False)
+        forced = None
+        with watch("signals"):
+            last = self.store.last_turn(req.tenant, req.session_id) if req.session_id else None
+            duplicate = self._duplicate(req, last)
+            if duplicate is not None:
+                return duplicate
+            feedback = self._implicit_feedback(req, current, last)
+            if feedback:
+                forced = "client:regenerate" if feedback["signal"] == "regenerate" else "signal:negative"
+            if is_reset(current):
+                count = self.store.invalidate(tenant=req.tenant, session_id=req.session_id, reason="reset") \
+                    if req.session_id else 0
+                return Decision("MISS", "reset", cacheable=False, gates={"invalidated": count},
+                                implicit_feedback=feedback)
+            if RiskPolicy.is_volatile(current):
+                return Decision("MISS", "policy:realtime", cacheable=False, implicit_feedback=feedback)
+        with watch("fingerprint"):
+            fp = self.fingerprinter.fingerprint(req.messages)
+        policy = self.policies.policy(fp.tags.intent_domain)
+        base = dict(fingerprint=fp, cacheable=req.store, implicit_feedback=feedback)
+        if not policy.cacheable:
+            return Decision("MISS", f"policy:{policy.domain}", **{**base, "cacheable": False})
+        if forced:
+            return Decision("MISS", forced, **base)
+        if not req.serve:
+            return Decision("BYPASS", "client:no-cache", **base)
+        if fp.tags.context_switch:
+            return Decision("MISS", "topic_switch", **base)
+        with watch("search"):
+            where = SearchFilter(req.tenant, req.session_id, fp.tags.intent_domain, fp.system_prompt_version)
+            found = self.store.search(fp.vector, where, self.search_k)
+        mine = fp.tags.active_entities
+        agree = [(e, s) for e, s in found if not conflicts(mine, (e.get("tags") or {}).get("active_entities", []))]
+        gates: dict = {"candidates": len(found), "entity_conflicts": len(found) - len(agree)}
+        downgrade = "PARTIAL" if req.in_conversation else "MISS"
+        if not agree or agree[0][1] < policy.candidate:
+            near = [(e, s) for e, s in found if s >= policy.candidate]
+            if near:
+                # the closest entries name other values (budget, days, place): the same task, changed
+                entry, score = near[0]
+                return Decision(downgrade, "entities:conflict", score=score, entry=entry, gates=gates, **base)
+            return Decision("MISS", "band:miss" if found else "no_candidate",
+                            score=found[0][1] if found else None, gates=gates, **base)
+        entry, score = agree[0]
+        with watch("gates"):
+            gates["band"] = "accept" if score >= policy.accept else "candidate"
+            intent = self.intent.classify(req.messages, cached_messages(entry))
+            gates["intent"] = intent.label
+            gates["intent_probs"] = {k: round(v, 3) for k, v in intent.probs.items()}
+            if intent.label != "same":
+                if gates["band"] == "accept":
+                    self._penalize(entry, f"intent:{intent.label}")
+                outcome = downgrade if intent.label == "modify" else "MISS"
+                return Decision(outcome, f"intent:{intent.label}", score=score, entry=entry, gates=gates, **base)
+            if not policy.allow_direct_hit:
+                return Decision(downgrade, "policy:no_direct_hit", score=score, entry=entry, gates=gates, **base)
+            if policy.key_fact_check:
+                verdict = self.validator.check(req.messages, entry.get("key_facts") or {})
+                gates["validator"] = verdict.reason or "ok"
+                if not verdict.ok:
+                    self._penalize(entry, verdict.reason)
+                    rule = verdict.reason.split(":", 1)[0]
+                    return Decision(downgrade, f"validator:{rule}", score=score, entry=entry, gates=gates, **base)
+        return Decision("HIT", "accept", score=score, entry=entry, gates=gates, **base)
+
+    def _duplicate(self, req: CacheRequest, last: dict | None) -> Decision | None:
+        """The same messages again within `duplicate_window_s` of the answer: a client retry or a burst, not a
+        person pressing regenerate. It gets the answer just given (written pending or served)."""
+        if not last or not last.get("cache_id") or last.get("request_hash") != req.request_hash \
+                or time.time() - last.get("at", 0.0) > self.duplicate_window_s or not req.serve:
+            return None
+        entry = self.store.get(last["cache_id"])
+        if entry is None or entry["state"] == "invalid":
+            return None
+        return Decision("HIT", "duplicate", cacheable=False, score=1.0, entry=entry)
+
+    def _implicit_feedback(self, req: CacheRequest, current: str, last: dict | None) -> dict | None:
+        """The same messages again (a regenerate), or "that's wrong" right after an answer: the previous
+        answer of this session gets negative feedback (a pending one is dropped)."""
+        if not last or not last.get("cache_id"):
+            return None
+        if last.get("request_hash") == req.request_hash:
+            signal = "regenerate"
+        elif is_negative(current):
+            signal = "negative"
+        else:
+            return None
+        self.store.feedback(last["cache_id"], signal, req.session_id)
+        self.store.remember_turn(req.tenant, req.session_id, {**last, "cache_id": None})   # one signal per answer
+        return {"signal": signal, "cache_id": last["cache_id"], "was_hit": last.get("outcome") == "HIT"}
+
+    def _penalize(self, entry: dict, reason: str) -> None:
+        try:
+            self.store.feedback(entry["cache_id"], "gate", delta=-GATE_PENALTY, detail=reason)
+        except Exception:                 # a penalty is advisory; it must not fail the request
+            log.exception("could not lower the feedback score of %s", entry.get("cache_id"))
+
+    # ---- write --------------------------------------------------------------
+    def new_entry(self, req: CacheRequest, fp: Fingerprint, answer: str, *, usage: dict | None = None,
+                  cache_id: str | None = None, state: str = "pending", scope: str = "session") -> NewEntry:
+        tags = asdict(fp.tags)
+        turns = [{"role": m["role"], "content": message_text(m)[:TURN_CHARS]} for m in req.messages
+                 if m.get("role") in ("user", "assistant")][-4:]
+        fingerprint = hashlib.sha256((fp.system_prompt_version + json.dumps(tags, sort_keys=True,
+                                                                            ensure_ascii=False)).encode()).hexdigest()
+        usage = dict(usage or {})
+        usage["prompt_chars"] = sum(len(message_text(m)) for m in req.messages)
+        return NewEntry(tenant=req.tenant, session_id=req.session_id, vector=fp.vector, tags=tags, answer_text=answer,
+                        system_prompt_version=fp.system_prompt_version, context_fingerprint=fingerprint,
+                        key_facts=self.extractor.for_entry(req.messages, answer), scope=scope,
+                        request_text=json.dumps({"view": fp.context_view, "turns": turns}, ensure_ascii=False),
+                        answer_tokens=int(usage.get("completion_tokens") or 0), state=state, cache_id=cache_id,
+                        request_hash=req.request_hash, usage=usage)
+
+    def write(self, req: CacheRequest, decision: Decision, answer: str, usage: dict | None,
+              cache_id: str | None = None) -> str | None:
+        if not (decision.cacheable and req.store and decision.fingerprint is not None and answer.strip()):
+            return None
+        return self._write(self.new_entry(req, decision.fingerprint, answer, usage=usage, cache_id=cache_id))
+
+    def _write(self, new: NewEntry) -> str:
+        cache_id = self.store.write(new)
+        self.intent.prime(cached_messages({"request_text": new.request_text, "answer_text": new.answer_text}))
+        return cache_id
+
+    def warm(self, req: CacheRequest, answer: str, scope: str) -> tuple[str | None, str]:
+        """Write a known-good answer `ready` (admin warm-up). Returns (cache_id, reason)."""
+        current = current_user_text(req.messages)
+        if not current.strip():
+            return None, "the messages need a user turn"
+        if RiskPolicy.is_volatile(current):
+            return None, "policy:realtime"
+        fp = self.fingerprinter.fingerprint(req.messages)
+        if not self.policies.policy(fp.tags.intent_domain).cacheable:
+            return None, f"policy:{fp.tags.intent_domain}"
+        return self._write(self.new_entry(req, fp, answer, state="ready", scope=scope)), "written"

@@ -1,0 +1,306 @@
+"""POST /v1/chat/completions: the request flow of DESIGN.md (decide, serve, write)."""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator
+
+import httpx
+from litestar import Request, Response, post
+from litestar.response import Stream
+
+from gateway.auth import authenticate
+from gateway.cache import CacheRequest, Decision, SemanticCache
+from gateway.cache.responses import StreamCapture, completion_body, estimate_usage, stream_chunks
+from gateway.errors import GatewayError
+from gateway.metrics import GatewayMetrics
+from gateway.settings import Settings
+from gateway.upstream import HOP_HEADERS, Upstream
+from gateway.validation import decode_json_object, session_id, validate_chat
+from validator.key_facts import message_text
+
+log = logging.getLogger("semcache.gateway")
+
+
+def unsupported_feature(body: dict) -> str | None:
+    """A request the cache does not model is forwarded as it is and never cached."""
+    if (body.get("n") or 1) > 1:
+        return "n"
+    if body.get("tools") or body.get("functions") or body.get("tool_choice"):
+        return "tools"
+    if body.get("logprobs") or body.get("top_logprobs"):
+        return "logprobs"
+    fmt = body.get("response_format")
+    if isinstance(fmt, dict) and fmt.get("type") not in (None, "text"):
+        return "response_format"
+    for message in body["messages"]:
+        if message.get("role") in ("tool", "function") or message.get("tool_calls") or message.get("function_call"):
+            return "tools"
+        content = message.get("content")
+        if isinstance(content, list) and any(p.get("type") != "text" for p in content):
+            return "content"
+    return None
+
+
+def cache_directives(request: Request) -> set[str]:
+    return {d.strip().lower() for d in request.headers.get("cache-control", "").split(",") if d.strip()}
+
+
+def _note(request: Request, **fields) -> None:
+    request.scope.setdefault("state", {}).update(fields)     # picked up by the access log
+
+
+def _passthrough_headers(response: httpx.Response) -> dict[str, str]:
+    return {k: v for k, v in response.headers.items() if k.lower() not in HOP_HEADERS and k.lower() != "date"
+            and k.lower() != "server" and not k.lower().startswith("x-cache")}
+
+
+async def _upstream_error(response: httpx.Response, metrics: GatewayMetrics) -> Response:
+    """4xx from the backend passes through with its body; 5xx becomes a 502. Nothing is cached."""
+    content = await response.aread()
+    await response.aclose()
+    if response.status_code < 500:
+        return Response(content=content, status_code=response.status_code,
+                        media_type=response.headers.get("content-type", "application/json"))
+    metrics.upstream_errors.labels("status_5xx").inc()
+    raise GatewayError(502, f"the backend failed with HTTP {response.status_code}", "upstream_error",
+                       code="upstream_error")
+
+
+async def _wait_disconnect(request: Request) -> None:
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+def _cache_headers(outcome: str, reason: str, cache_id: str | None, score: float | None) -> dict[str, str]:
+    headers = {"X-Cache": outcome, "X-Cache-Reason": reason}
+    if cache_id:
+        headers["X-Cache-Id"] = cache_id
+    if score is not None:
+        headers["X-Cache-Score"] = f"{score:.4f}"
+    return headers
+
+
+class ChatTurn:
+    """One chat-completion request on its way through the gateway."""
+
+    def __init__(self, request: Request, body: dict, raw: bytes, req: CacheRequest, cache: SemanticCache,
+                 upstream: Upstream, metrics: GatewayMetrics):
+        self.request, self.body, self.raw, self.req = request, body, raw, req
+        self.cache, self.upstream, self.metrics = cache, upstream, metrics
+        self.stream = bool(body.get("stream"))
+        self.include_usage = self.stream and bool((body.get("stream_options") or {}).get("include_usage"))
+        self.started = time.perf_counter()
+        self.prompt_chars = sum(len(message_text(m)) for m in req.messages)
+
+    def done(self, outcome: str) -> None:
+        self.metrics.requests.labels(outcome).inc()
+        self.metrics.latency.labels(outcome).observe(time.perf_counter() - self.started)
+
+    # ---- answers without the backend --------------------------------------------
+    def serve_cached(self, text: str, model: str | None, entry: dict, headers: dict[str, str]) -> Response | Stream:
+        usage = estimate_usage(entry, self.prompt_chars)
+        model = self.body.get("model") or model or "semcache"
+        self.cache.saved(usage["prompt_tokens"], usage["completion_tokens"])
+        self.done("HIT")
+        if self.stream:
+            chunks = stream_chunks(text, model, usage, self.include_usage)
+
+            async def replay() -> AsyncIterator[bytes]:
+                for chunk in chunks:
+                    yield chunk
+            return Stream(replay(), media_type="text/event-stream", headers={**headers, "Cache-Control": "no-cache"})
+        return Response(content=completion_body(text, model, usage), status_code=200, headers=headers)
+
+    async def serve_hit(self, decision: Decision) -> Response | Stream:
+        entry = decision.entry
+        usage = estimate_usage(entry, self.prompt_chars)
+        self.cache.later(self.cache.store.record_hit, entry["cache_id"],
+                         usage["prompt_tokens"] + usage["completion_tokens"])
+        if decision.reason != "duplicate":        # a retry keeps the original answer's turn record
+            await self.cache.served(self.req, "HIT", entry["cache_id"])
+        headers = _cache_headers("HIT", decision.reason, entry["cache_id"], decision.score)
+        return self.serve_cached(entry["answer_text"], (entry.get("usage") or {}).get("model"), entry, headers)
+
+    # ---- answers from the backend ------------------------------------------------
+    async def forward(self, decision: Decision, land) -> Response | Stream:
+        """PARTIAL, MISS and BYPASS: forward with the session id (the backend reuses the session's KV prefix);
+        write a complete answer when the decision allows it. `land(result)` releases coalesced followers."""
+        req = self.req
+        raw, strip_usage = self.raw, False
+        if self.stream and not self.include_usage:
+            # ask for usage (cached_tokens, completion tokens) and take it out again before the client sees it
+            raw = json.dumps({**self.body, "stream_options": {**(self.body.get("stream_options") or {}),
+                                                              "include_usage": True}}).encode()
+            strip_usage = True
+        request_id = self.request.scope.get("state", {}).get("request_id", "")
+        headers = self.upstream.headers(request_id, req.session_id, self.request.headers.get("authorization"),
+                                        tenant_salt=req.tenant)
+        try:
+            response = await self.upstream.send("POST", "/v1/chat/completions", headers, raw)
+        except GatewayError as exc:
+            self.metrics.upstream_errors.labels("timeout" if exc.status == 504 else "connect").inc()
+            raise
+        if response.status_code >= 400:
+            return await _upstream_error(response, self.metrics)
+        cache_id = uuid.uuid4().hex if decision.cacheable and req.store else None
+        if self.stream:
+            headers = _cache_headers(decision.outcome, decision.reason, cache_id, decision.score)
+            return Stream(self._relay(response, decision, cache_id, StreamCapture(strip_usage), land),
+                          media_type="text/event-stream", headers={**headers, "Cache-Control": "no-cache"})
+        content = await self._read(response)
+        if content is None:
+            return Response(content=b"", status_code=499)
+        written = None
+        try:
+            answer = json.loads(content)
+            choice = answer["choices"][0]
+            message = choice.get("message") or {}
+            text, finish = message.get("content") or "", choice.get("finish_reason")
+            usage = {**(answer.get("usage") or {}), "model": answer.get("model")}
+            complete = finish == "stop" and not message.get("tool_calls") and bool(text.strip())
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            text, usage, complete = "", {}, False
+        self._count_backend_usage(usage)
+        if complete and cache_id:
+            written = await self._write(decision, text, usage, cache_id)
+        land({"text": text, "model": usage.get("model"), "usage": usage, "cache_id": written} if complete else None)
+        await self.cache.served(req, decision.outcome, written)
+        self.done(decision.outcome)
+        headers = _cache_headers(decision.outcome, decision.reason, written, decision.score)
+        return Response(content=content, status_code=response.status_code, media_type="application/json",
+                        headers={**_passthrough_headers(response), **headers})
+
+    async def _read(self, response: httpx.Response) -> bytes | None:
+        """The whole body, or None when the client went away first (the backend request is then closed)."""
+        read = asyncio.ensure_future(response.aread())
+        disconnect = asyncio.ensure_future(_wait_disconnect(self.request))
+        finished, _ = await asyncio.wait({read, disconnect}, return_when=asyncio.FIRST_COMPLETED)
+        if read not in finished:
+            read.cancel()
+            await asyncio.gather(read, return_exceptions=True)
+            await response.aclose()            # the backend sees the disconnect and stops generating
+            return None
+        disconnect.cancel()
+        try:
+            return read.result()
+        except httpx.TimeoutException:
+            self.metrics.upstream_errors.labels("timeout").inc()
+            raise GatewayError(504, "the backend did not finish in time", "upstream_error",
+                               code="upstream_timeout") from None
+        except httpx.TransportError as exc:
+            self.metrics.upstream_errors.labels("connect").inc()
+            raise GatewayError(502, f"the backend connection failed: {exc.__class__.__name__}", "upstream_error",
+                               code="upstream_failed") from None
+        finally:
+            await response.aclose()
+
+    async def _relay(self, response: httpx.Response, decision: Decision, cache_id: str | None,
+                     capture: StreamCapture, land) -> AsyncIterator[bytes]:
+        """SSE from the backend, chunk by chunk, read as it passes; a client disconnect closes the upstream.
+        The answer is written before `[DONE]` goes out, so the client's next turn finds it."""
+        finished = False
+        try:
+            async for chunk in response.aiter_raw():
+                out = capture.feed(chunk)
+                if capture.done and not finished:
+                    finished = True
+                    await self._finish_stream(decision, cache_id, capture, land)
+                if out:
+                    yield out
+            rest = capture.flush()
+            if rest:
+                yield rest
+            if not finished:
+                finished = True
+                await self._finish_stream(decision, cache_id, capture, land)
+        except httpx.HTTPError as exc:
+            kind = "timeout" if isinstance(exc, httpx.TimeoutException) else "connect"
+            self.metrics.upstream_errors.labels(kind).inc()
+            error = GatewayError(504 if kind == "timeout" else 502,
+                                 f"the backend stream broke: {exc.__class__.__name__}", "upstream_error",
+                                 code=f"upstream_{kind}")
+            yield b"data: " + json.dumps(error.body()).encode() + b"\n\n"
+        finally:
+            land(None)                    # no-op after _finish_stream; frees followers after a break
+            await response.aclose()
+
+    async def _finish_stream(self, decision: Decision, cache_id: str | None, capture: StreamCapture, land) -> None:
+        usage = {**(capture.usage or {}), "model": capture.model}
+        self._count_backend_usage(usage)
+        written = None
+        if capture.complete and cache_id:
+            written = await self._write(decision, capture.text, usage, cache_id)
+        land({"text": capture.text, "model": capture.model, "usage": usage, "cache_id": written}
+             if capture.complete else None)
+        await self.cache.served(self.req, decision.outcome, written)
+        self.done(decision.outcome)
+
+    def _count_backend_usage(self, usage: dict) -> None:
+        cached = ((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
+        self.cache.saved(int(cached), 0)
+
+    async def _write(self, decision: Decision, text: str, usage: dict, cache_id: str) -> str | None:
+        try:
+            return await asyncio.to_thread(self.cache.pipeline.write, self.req, decision, text, usage, cache_id)
+        except Exception:                 # the answer is already on its way: a failed write only loses the entry
+            log.exception("could not write the answer to the cache")
+            return None
+
+
+@post("/v1/chat/completions", status_code=200, summary="Create a chat completion (OpenAI-compatible, cached)")
+async def chat_completions(request: Request, upstream: Upstream, settings: Settings, metrics: GatewayMetrics,
+                           cache: SemanticCache) -> Response | Stream:
+    tenant = authenticate(request, settings)
+    raw = await request.body()
+    body = decode_json_object(raw)
+    validate_chat(body, settings.max_messages)
+    directives = cache_directives(request)
+    req = CacheRequest(tenant, session_id(request.headers, body), body["messages"],
+                       serve="no-cache" not in directives, store="no-store" not in directives,
+                       unsupported=unsupported_feature(body))
+    turn = ChatTurn(request, body, raw, req, cache, upstream, metrics)
+    _note(request, tenant=tenant, session_id=req.session_id)
+    if not settings.cache_enabled:
+        decision = Decision("BYPASS", "cache:disabled", cacheable=False)
+        _note(request, cache="BYPASS", reason=decision.reason)
+        return await turn.forward(decision, lambda result: None)
+
+    key = (tenant, req.session_id, req.request_hash)
+    leader = cache.join(key) if req.serve and not req.unsupported else None
+    if leader is not None:
+        try:
+            result = await asyncio.wait_for(asyncio.shield(leader), settings.backend_timeout_s)
+        except asyncio.TimeoutError:
+            result = None                 # the leader never finished: answer this one on its own
+        if result is not None:
+            _note(request, cache="HIT", reason="coalesced", cache_id=result.get("cache_id"))
+            headers = _cache_headers("HIT", "coalesced", result.get("cache_id"), None)
+            usage = result.get("usage") or {}
+            return turn.serve_cached(result["text"], result.get("model"),
+                                     {"usage": usage, "answer_tokens": usage.get("completion_tokens")}, headers)
+    future = cache.lead(key)
+    response, decision = None, None
+
+    def land(result: dict | None) -> None:
+        cache.land(key, future, result)
+
+    try:
+        decision = await cache.decide(req)
+        record = decision.record()
+        _note(request, cache=decision.outcome, reason=decision.reason, score=record["score"],
+              cache_id=record["cache_id"], decision={k: record[k] for k in ("gates", "timings_ms") if record[k]})
+        if decision.outcome == "HIT":
+            entry = decision.entry
+            land({"text": entry["answer_text"], "model": (entry.get("usage") or {}).get("model"),
+                  "usage": entry.get("usage") or {}, "cache_id": entry["cache_id"]})
+            response = await turn.serve_hit(decision)
+        else:
+            response = await turn.forward(decision, land)
+        return response
+    finally:
+        if not isinstance(response, Stream) or (decision is not None and decision.outcome == "HIT"):
+            land(None)                    # no-op when already landed; frees followers after an error
