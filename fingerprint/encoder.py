@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import threading
 from collections import OrderedDict
 from pathlib import Path
 
@@ -50,6 +51,7 @@ class TextEncoder:
             backend = "onnx" if (self.folder / "model.onnx").exists() else "torch"
         self.backend = backend
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
         self._cache_size = cache_size
         if backend == "onnx":
             import onnxruntime as ort
@@ -78,20 +80,22 @@ class TextEncoder:
         """Unit vectors [len(texts), dim] (float32); cached texts are not re-encoded."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         missing: dict[str, list[int]] = {}
-        for i, text in enumerate(texts):
-            hit = self._cache.get(text)
-            if hit is not None:
-                self._cache.move_to_end(text)
-                out[i] = hit
-            else:
-                missing.setdefault(text, []).append(i)
+        with self._lock:                  # the gateway encodes from several worker threads
+            for i, text in enumerate(texts):
+                hit = self._cache.get(text)
+                if hit is not None:
+                    self._cache.move_to_end(text)
+                    out[i] = hit
+                else:
+                    missing.setdefault(text, []).append(i)
         if missing:
             fresh = self._encode([self.prepare(t) for t in missing])
-            for vector, (text, rows) in zip(fresh, missing.items()):
-                out[rows] = vector
-                self._cache[text] = vector
-                if len(self._cache) > self._cache_size:
-                    self._cache.popitem(last=False)
+            with self._lock:
+                for vector, (text, rows) in zip(fresh, missing.items()):
+                    out[rows] = vector
+                    self._cache[text] = vector
+                    if len(self._cache) > self._cache_size:
+                        self._cache.popitem(last=False)
         return out
 
     def encode_one(self, text: str) -> np.ndarray:

@@ -121,7 +121,7 @@ class ChatTurn:
         self.cache.later(self.cache.store.record_hit, entry["cache_id"],
                          usage["prompt_tokens"] + usage["completion_tokens"])
         if decision.reason != "duplicate":        # a retry keeps the original answer's turn record
-            await self.cache.served(self.req, "HIT", entry["cache_id"])
+            await self.cache.served(self.req, "HIT", entry["cache_id"], entry["answer_text"])
         headers = _cache_headers("HIT", decision.reason, entry["cache_id"], decision.score)
         return self.serve_cached(entry["answer_text"], (entry.get("usage") or {}).get("model"), entry, headers)
 
@@ -168,7 +168,7 @@ class ChatTurn:
         if complete and cache_id:
             written = await self._write(decision, text, usage, cache_id)
         land({"text": text, "model": usage.get("model"), "usage": usage, "cache_id": written} if complete else None)
-        await self.cache.served(req, decision.outcome, written)
+        await self.cache.served(req, decision.outcome, written, text)
         self.done(decision.outcome)
         headers = _cache_headers(decision.outcome, decision.reason, written, decision.score)
         return Response(content=content, status_code=response.status_code, media_type="application/json",
@@ -236,7 +236,7 @@ class ChatTurn:
             written = await self._write(decision, capture.text, usage, cache_id)
         land({"text": capture.text, "model": capture.model, "usage": usage, "cache_id": written}
              if capture.complete else None)
-        await self.cache.served(self.req, decision.outcome, written)
+        await self.cache.served(self.req, decision.outcome, written, capture.text)
         self.done(decision.outcome)
 
     def _count_backend_usage(self, usage: dict) -> None:

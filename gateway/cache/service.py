@@ -79,9 +79,12 @@ class SemanticCache:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def served(self, req: CacheRequest, outcome: str, cache_id: str | None) -> None:
-        """Remember the session's last answer, so a regenerate or "that's wrong" can be traced to it. Awaited
-        before the response ends: the client's next turn may follow at once."""
+    async def served(self, req: CacheRequest, outcome: str, cache_id: str | None, answer: str | None = None) -> None:
+        """Remember the session's last answer, so a regenerate or "that's wrong" can be traced to it (awaited
+        before the response ends: the client's next turn may follow at once), and encode the conversation
+        with its answer in the background, so the next turn's fingerprint only encodes the new message."""
+        if answer and not req.unsupported:
+            self.later(self.pipeline.fingerprinter.prime, [*req.messages, {"role": "assistant", "content": answer}])
         if not req.session_id:
             return
         record = {"request_hash": req.request_hash, "cache_id": cache_id, "outcome": outcome, "at": time.time()}

@@ -12,14 +12,15 @@ RESET = re.compile(
     r"^(?:ok(?:ay)?[,. ]+|please[,. ]+|let'?s[,. ]+)*(?:start (?:over|again|afresh|from scratch)|"
     r"(?:forget|ignore|disregard) (?:everything|all(?: of)? (?:that|this|the above)|what i (?:said|asked|wrote)|"
     r"(?:our|the|this) (?:previous |whole )?(?:conversation|chat|context)|(?:all )?(?:the )?previous (?:messages|turns))|"
-    r"reset(?: (?:the )?(?:conversation|chat|context))?|new (?:conversation|chat)|clear (?:the )?(?:context|chat))(?=\s*(?:[.!,;:]|$))"
+    r"reset(?: (?:the )?(?:conversation|chat|context))?|new (?:conversation|chat)|clear (?:the )?(?:context|chat))"
+    r"(?=\s*(?:please|thanks|thank you)?\s*(?:[.!,;:]|$))"
     r"|^(?:好吧|那|请)?[，, ]*(?:重新开始|从头(?:开始|来)|重来|忘了之前的|忘掉之前的|忘记之前的|忘了我(?:刚才|之前)说的|"
-    r"清空(?:上下文|对话)|新(?:的)?对话|我们重新来)", re.I)
+    r"清空(?:上下文|对话)|新(?:的)?对话|我们重新来)(?:[吧啊呀了]|一遍|一下)*(?=[\s。！!，,.]*$)", re.I)
 NEGATIVE = re.compile(
     r"^(?:no[,.! ]+)?(?:that'?s|that is|this is|it'?s|you'?re|your answer is) (?:wrong|incorrect|not (?:right|correct|"
     r"it|what i (?:asked|meant|wanted)))|^(?:wrong|incorrect|nope)\b|^no[,.! ]+i meant\b|not what i (?:asked|meant|wanted)|"
     r"you misunderstood|you got (?:it|that) wrong|"
-    r"^(?:不对|错了|不是的|答错了)|不是这个意思|不是我要的|理解错了|答非所问|搞错了|说错了", re.I)
+    r"^(?:不对|错了|不是的|答错了)(?=[\s，,。.!！吧啊呀]|$)|不是这个意思|不是我要的|理解错了|答非所问|搞错了|说错了", re.I)
 MAX_SIGNAL_CHARS = 80           # a longer turn is a new request that happens to begin with a cue
 
 

@@ -316,3 +316,48 @@ def test_fifty_concurrent_identical_requests_are_consistent(cache_gateway):
     assert len(ids) == 1                                            # every response names the one entry
     listed = httpx.get(cache_gateway.url + f"/admin/entries?session_id={session}", headers=ADMIN).json()
     assert [e["state"] for e in listed["entries"]] == ["pending"]   # written once
+
+
+def _run_cli(args, env):
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+    return subprocess.run([sys.executable, "-m", "gateway.cli", *args], cwd=ROOT, env={**os.environ, **env},
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_warmup_command_writes_conversations_ready(tmp_path, cache_gateway):
+    from tests.conftest import fresh_dirs
+    log = tmp_path / "conversations.jsonl"
+    session = new_session()
+    lines = [{"messages": [*user("What are your opening hours on Saturday?"),
+                           {"role": "assistant", "content": "We are open 10am to 4pm on Saturdays."},
+                           *user("And on Sunday?"), {"role": "assistant", "content": "Closed on Sundays."}],
+              "session_id": session},
+             {"messages": user("Do you ship to Canada?"), "answer": "Yes, within 7 business days."}]
+    log.write_text("\n".join(json.dumps(line) for line in lines) + "\n\n")
+    env = fresh_dirs()
+    done = _run_cli(["warmup", str(log)], env)
+    assert done.returncode == 0, done.stderr
+    assert "3 of 3 answers written ready" in done.stdout
+    from gateway.store import open_store
+    from pathlib import Path
+    store = open_store(None, None, Path(env["SEMCACHE_DATA_DIR"]))
+    try:
+        entries = store.list_entries(state="ready")
+        assert sorted(e["scope"] for e in entries) == ["global", "session", "session"]
+        assert len(store.index) == 3
+    finally:
+        store.close()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"messages": [], "answer": "x"}\n')
+    failed = _run_cli(["warmup", str(bad)], env)
+    assert failed.returncode == 2 and "bad.jsonl:1" in failed.stderr and "Traceback" not in failed.stderr
+    # through a running gateway's admin API, as a tenant's global entries
+    remote = _run_cli(["warmup", str(log), "--url", cache_gateway.url, "--admin-token", ADMIN_TOKEN,
+                       "--tenant", "globex", "--scope", "global"], env)
+    assert remote.returncode == 0 and "3 of 3" in remote.stdout, remote.stderr
+    headers, _ = chat(cache_gateway, user("Do you ship to Canada?"), new_session(), key=GLOBEX)
+    assert headers["x-cache"] == "HIT"

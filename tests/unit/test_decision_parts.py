@@ -1,0 +1,153 @@
+"""Pure parts of the decision pipeline: conversation signals, response framing, stream reading, usage
+estimates, warm-up input, request features and metric rates."""
+import json
+
+import pytest
+
+from gateway.cache.decision import CacheRequest, cached_messages, request_hash
+from gateway.cache.responses import StreamCapture, completion_body, estimate_usage, stream_chunks
+from gateway.cache.signals import is_negative, is_reset
+from gateway.cache.warmup import check_entry, conversation_pairs
+from gateway.chat import unsupported_feature
+from gateway.errors import GatewayError
+from gateway.metrics import GatewayMetrics
+
+RESETS = ["start over", "Let's start over.", "ok, start again", "Forget what I said.", "forget everything",
+          "ignore all of the above", "reset", "new conversation please", "重新开始", "忘了之前的吧", "从头开始吧",
+          "我们重新来", "清空对话"]
+NOT_RESETS = ["Reset the router to factory settings", "forget the museum, add a beach day",
+              "What does git reset do?", "Can we start over with a 5 day plan for Osaka and a budget of 3000 "
+              "dollars for the whole family next summer?", "重新开始计算预算的话是多少？这个问题要详细回答，包含每天的花费和交通"]
+NEGATIVES = ["that's wrong", "No, that's not what I asked", "wrong", "Nope", "No, I meant Tuesday",
+             "you misunderstood me", "不对，我不是这个意思", "错了", "答非所问", "你理解错了吧"]
+NOT_NEGATIVES = ["Is that right?", "对不对？", "这样对不对", "What's wrong with my code?", "Is this the wrong way to cook rice?",
+                 "不对称加密是什么"]
+
+
+@pytest.mark.parametrize("text", RESETS)
+def test_reset_phrases(text):
+    assert is_reset(text)
+
+
+@pytest.mark.parametrize("text", NOT_RESETS)
+def test_not_resets(text):
+    assert not is_reset(text)
+
+
+@pytest.mark.parametrize("text", NEGATIVES)
+def test_negative_phrases(text):
+    assert is_negative(text)
+
+
+@pytest.mark.parametrize("text", NOT_NEGATIVES)
+def test_not_negatives(text):
+    assert not is_negative(text)
+
+
+def test_hit_stream_frames_like_an_openai_stream():
+    text = "Day 1: Gion. 第一天去西湖断桥和苏堤，然后去雷峰塔。"
+    usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    chunks = stream_chunks(text, "m", usage, include_usage=True)
+    assert chunks[-1] == b"data: [DONE]\n\n"
+    objs = [json.loads(c[len(b"data: "):]) for c in chunks[:-1]]
+    assert objs[0]["choices"][0]["delta"] == {"role": "assistant", "content": ""}
+    assert "".join(o["choices"][0]["delta"].get("content", "") for o in objs if o["choices"]) == text
+    assert objs[-2]["choices"][0]["finish_reason"] == "stop" and objs[-1]["choices"] == []
+    assert objs[-1]["usage"] == usage and all(o["usage"] is None for o in objs[:-1])
+    assert len({o["id"] for o in objs}) == 1 and all(o["object"] == "chat.completion.chunk" for o in objs)
+    assert all(len(o["choices"][0]["delta"].get("content", "")) <= 8 for o in objs[1:-2] if "第" in text)
+    no_usage = [json.loads(c[len(b"data: "):]) for c in stream_chunks(text, "m", usage, False)[:-1]]
+    assert all("usage" not in o for o in no_usage) and no_usage[-1]["choices"][0]["finish_reason"] == "stop"
+
+
+def test_capture_reads_text_usage_and_strips_what_the_client_did_not_ask_for():
+    events = stream_chunks("hello there world", "m", {"prompt_tokens": 3, "completion_tokens": 3,
+                                                      "prompt_tokens_details": {"cached_tokens": 2}}, True)
+    raw = b"".join(events)
+    kept = StreamCapture(strip_usage=False)
+    assert b"".join(kept.feed(raw[i:i + 7]) for i in range(0, len(raw), 7)) + kept.flush() == raw
+    capture = StreamCapture(strip_usage=True)
+    out = b"".join(capture.feed(raw[i:i + 5]) for i in range(0, len(raw), 5)) + capture.flush()
+    assert capture.text == "hello there world" and capture.complete and capture.model == "m"
+    assert capture.usage["prompt_tokens_details"]["cached_tokens"] == 2
+    sent = [json.loads(e[len("data: "):]) for e in out.decode().split("\n\n") if e and e != "data: [DONE]"]
+    assert all("usage" not in o for o in sent) and all(o["choices"] for o in sent)
+    assert out.endswith(b"data: [DONE]\n\n")
+
+
+def test_capture_flags_incomplete_answers():
+    cut = StreamCapture()
+    cut.feed(b"".join(stream_chunks("partial answer", "m", {}, False)[:-2]))   # no finish, no [DONE]
+    assert not cut.complete
+    broken = StreamCapture()
+    broken.feed(b'data: {"error": {"message": "boom"}}\n\n')
+    assert broken.error and not broken.complete
+    length = StreamCapture()
+    events = [json.loads(e[6:]) for e in stream_chunks("abc", "m", {}, False)[:-1]]
+    events[-1]["choices"][0]["finish_reason"] = "length"
+    length.feed(b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events) + b"data: [DONE]\n\n")
+    assert not length.complete
+
+
+def test_usage_estimate_scales_from_the_original_request():
+    entry = {"answer_tokens": 40, "usage": {"prompt_tokens": 100, "prompt_chars": 400, "completion_tokens": 40}}
+    usage = estimate_usage(entry, prompt_chars=200)
+    assert usage["prompt_tokens"] == 50 and usage["completion_tokens"] == 40 and usage["total_tokens"] == 90
+    assert usage["prompt_tokens_details"]["cached_tokens"] == 50
+    body = completion_body("hi", "m", usage)
+    assert body["choices"][0]["message"] == {"role": "assistant", "content": "hi"} and body["object"] == "chat.completion"
+
+
+def test_request_hash_and_cached_messages():
+    a = [{"role": "user", "content": "hi"}]
+    assert request_hash(a) == request_hash([{"role": "user", "content": [{"type": "text", "text": "hi"}]}])
+    assert request_hash(a) != request_hash([{"role": "user", "content": "hi!"}])
+    assert not CacheRequest("t", "s", a).in_conversation
+    assert CacheRequest("t", "s", [*a, {"role": "assistant", "content": "yo"}, *a]).in_conversation
+    turns = {"request_text": json.dumps({"turns": a}), "answer_text": "hello"}
+    assert cached_messages(turns) == [*a, {"role": "assistant", "content": "hello"}]
+    assert cached_messages({"request_text": "not json", "answer_text": "x"}) == [{"role": "assistant", "content": "x"}]
+
+
+def test_unsupported_features_bypass_the_cache():
+    msgs = [{"role": "user", "content": "hi"}]
+    assert unsupported_feature({"messages": msgs}) is None
+    assert unsupported_feature({"messages": msgs, "n": 2}) == "n"
+    assert unsupported_feature({"messages": msgs, "tools": [{"type": "function"}]}) == "tools"
+    assert unsupported_feature({"messages": msgs, "response_format": {"type": "json_object"}}) == "response_format"
+    assert unsupported_feature({"messages": msgs, "response_format": {"type": "text"}}) is None
+    assert unsupported_feature({"messages": [{"role": "user", "content": [
+        {"type": "image_url", "image_url": {"url": "x"}}]}]}) == "content"
+    assert unsupported_feature({"messages": [*msgs, {"role": "tool", "content": "42"}]}) == "tools"
+
+
+def test_warmup_items_are_checked_and_conversations_split():
+    item = check_entry({"messages": [{"role": "user", "content": "q"}], "answer": "a"}, 0, 8)
+    assert item["scope"] == "global" and item["tenant"] == "default"
+    assert check_entry({"messages": [{"role": "user", "content": "q"}], "answer": "a", "session_id": "s"},
+                       0, 8)["scope"] == "session"
+    for bad in ({"messages": [], "answer": "a"}, {"messages": [{"role": "user", "content": "q"}]},
+                {"messages": [{"role": "user", "content": "q"}], "answer": "a", "scope": "session"},
+                {"messages": [{"role": "user", "content": "q"}], "answer": "a", "scope": "world"}, "text"):
+        with pytest.raises(GatewayError) as exc:
+            check_entry(bad, 3, 8)
+        assert exc.value.status == 400 and "entries[3]" in exc.value.message
+    conversation = {"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "q1"},
+                                 {"role": "assistant", "content": "a1"}, {"role": "user", "content": "q2"},
+                                 {"role": "assistant", "content": "a2"}], "session_id": "x"}
+    pairs = conversation_pairs(conversation)
+    assert [p["answer"] for p in pairs] == ["a1", "a2"] and len(pairs[1]["messages"]) == 4
+    assert all(p["session_id"] == "x" for p in pairs)
+
+
+def test_metric_rates():
+    m = GatewayMetrics()
+    for outcome, n in (("HIT", 3), ("PARTIAL", 1), ("MISS", 4), ("BYPASS", 2)):
+        m.requests.labels(outcome).inc(n)
+    m.pollution.inc()
+    m.decision_seconds.labels("total").observe(0.004)
+    rates = m.rates()
+    assert rates["hit_rate"] == 3 / 8 and rates["partial_rate"] == 1 / 8
+    assert rates["precision_proxy"] == pytest.approx(2 / 3) and rates["cache_pollution"] == 1
+    assert m.decision_quantiles()["total"]["p50_ms_le"] == 5.0
+    assert b"semcache_hit_rate 0.375" in m.render()
