@@ -163,6 +163,9 @@ class LLMEngine:
             if row is None:
                 continue
             token = sample(row, seq.params, seq.generator)
+            forced = seq.params.forced_token_ids
+            if forced:                        # replay: the step's cost is real, its token is given
+                token = forced[seq.num_output_tokens]
             seq.token_ids.append(token)
             if seq.first_token_time is None:
                 seq.first_token_time = now
@@ -179,6 +182,8 @@ class LLMEngine:
 
     def _finish_reason(self, seq: Sequence, token: int) -> str | None:
         params = seq.params
+        if params.forced_token_ids and seq.num_output_tokens >= len(params.forced_token_ids):
+            return "stop" if seq.num_output_tokens <= params.max_tokens else "length"
         if not params.ignore_eos and token in self.eos_token_ids:
             return "stop"
         if token in params.stop_token_ids:

@@ -129,6 +129,9 @@ def _sampling(body: dict) -> SamplingParams:
     elif not (isinstance(stop, list) and all(isinstance(s, str) and s for s in stop)):
         raise bad("'stop' must be a string or a list of non-empty strings", "stop")
     top_k = _number(body, "top_k", int, low=-1, default=0)
+    forced = body.get("forced_output")
+    if forced is not None and (not isinstance(forced, str) or not forced):
+        raise bad("'forced_output' must be a non-empty string", "forced_output")
     return SamplingParams(
         max_tokens=max_tokens or UNLIMITED,
         temperature=_number(body, "temperature", float, low=0, high=2, default=1.0),
@@ -137,6 +140,7 @@ def _sampling(body: dict) -> SamplingParams:
         seed=_number(body, "seed", int),
         stop=stop,
         ignore_eos=bool(body.get("ignore_eos", False)),
+        forced_text=forced,
     )
 
 

@@ -16,6 +16,9 @@ class SamplingParams:
     stop: list[str] = field(default_factory=list)
     stop_token_ids: list[int] = field(default_factory=list)
     ignore_eos: bool = False
+    # replay extension: emit exactly these tokens (each still costs a full forward step), then stop
+    forced_text: str | None = None
+    forced_token_ids: list[int] | None = None
 
     @property
     def greedy(self) -> bool:

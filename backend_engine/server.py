@@ -81,6 +81,9 @@ class EngineService:
 
     async def run(self, request: Request, req: GenerationRequest, chat: bool) -> Response | Stream:
         prompt = self.prompt_ids(req)
+        if req.params.forced_text is not None:
+            req.params.forced_token_ids = self.engine.tokenizer.encode(req.params.forced_text,
+                                                                       add_special_tokens=False)
         request_id = ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex
         session = request.headers.get("x-session-id")
         try:

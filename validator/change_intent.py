@@ -1,7 +1,7 @@
 """Change-intent classifier: does a new request ask the same thing as a cached one (`same`),
 change a constraint of it (`modify`), or ask something else (`switch`)?
 
-A logistic head over the encoder's embeddings of the current turn and of the
+A small MLP head over the encoder's embeddings of the current turn and of the
 cached context, plus rule features. The head ships as `data/change_intent.onnx`
 and is retrained by `validator/training/train_change_intent.py`. The encoder is
 passed in (`embed`: list of texts -> unit vectors), so this package depends on

@@ -2,7 +2,8 @@
 
 Floors (held-out split of validator/training/change_intent.jsonl: base template 2 of every
 domain, the `test` seeds of tests/data, and a quarter of the MT-Bench second turns):
-accuracy >= 0.93, recall of modify + switch >= 0.97.
+accuracy >= 0.94, recall of modify + switch >= 0.98, recall of same >= 0.85 (measured 0.957, 0.992,
+0.892 with in-conversation `same` examples in the set).
 """
 import json
 from pathlib import Path
@@ -45,8 +46,10 @@ def test_held_out_floors(classifier):
     accuracy = np.mean([p == t for p, t in zip(predicted, truth)])
     changes = [(p, t) for p, t in zip(predicted, truth) if t != "same"]
     recall = np.mean([p != "same" for p, _ in changes])
-    print(f"held-out: accuracy {accuracy:.3f}, modify+switch recall {recall:.3f} on {len(held_out)} examples")
-    assert accuracy >= 0.93 and recall >= 0.97
+    same = np.mean([p == "same" for p, t in zip(predicted, truth) if t == "same"])
+    print(f"held-out: accuracy {accuracy:.3f}, modify+switch recall {recall:.3f}, same recall {same:.3f} "
+          f"on {len(held_out)} examples")
+    assert accuracy >= 0.94 and recall >= 0.98 and same >= 0.85
 
 
 def test_result_shape(classifier):

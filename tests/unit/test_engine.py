@@ -111,3 +111,14 @@ def test_max_tokens_gives_finish_reason_length(demo):
     engine = make_engine(demo)
     out = engine.generate([[10, 11, 12]], SamplingParams(max_tokens=5, temperature=0, ignore_eos=True))[0]
     assert out["finish_reason"] == "length" and len(out["token_ids"]) == 5
+
+
+def test_forced_output_replays_a_given_answer_at_full_cost(demo):
+    engine = make_engine(demo)
+    prompt = engine.apply_chat_template([{"role": "user", "content": "plan a trip"}])
+    answer = "Day 1: Gion. Day 2: Arashiyama. Total 1850 dollars."
+    ids = engine.tokenizer.encode(answer, add_special_tokens=False)
+    out = engine.generate([prompt], SamplingParams(max_tokens=200, forced_text=answer, forced_token_ids=ids))[0]
+    assert out["text"] == answer and out["finish_reason"] == "stop" and out["token_ids"] == ids
+    cut = engine.generate([prompt], SamplingParams(max_tokens=4, forced_text=answer, forced_token_ids=ids))[0]
+    assert cut["finish_reason"] == "length" and cut["token_ids"] == ids[:4]

