@@ -140,7 +140,8 @@ def create_app(settings: Settings | None = None, upstream: Upstream | None = Non
         app.state.store = await asyncio.to_thread(open_cache_store, settings)
         app.state.cache = await asyncio.to_thread(
             SemanticCache.build, app.state.store, app.state.metrics, settings.embedding_model, settings.model_dir,
-            settings.risk_policy, settings.search_k, settings.duplicate_window_s)
+            settings.risk_policy, settings.search_k, settings.duplicate_window_s,
+            settings.cache_mode, settings.thresholds)
         app.state.upstream = upstream or await open_upstream(settings)
         upkeep = asyncio.create_task(store_upkeep(app.state.store, settings))
         log.info("gateway ready", extra={"fields": {"backend": app.state.upstream.name,

@@ -264,8 +264,8 @@ async def chat_completions(request: Request, upstream: Upstream, settings: Setti
                        unsupported=unsupported_feature(body))
     turn = ChatTurn(request, body, raw, req, cache, upstream, metrics)
     _note(request, tenant=tenant, session_id=req.session_id)
-    if not settings.cache_enabled:
-        decision = Decision("BYPASS", "cache:disabled", cacheable=False)
+    if settings.cache_mode == "off":
+        decision = Decision("BYPASS", "cache:off", cacheable=False)
         _note(request, cache="BYPASS", reason=decision.reason)
         return await turn.forward(decision, lambda result: None)
 

@@ -133,7 +133,8 @@ def cmd_warmup(args) -> int:
         from gateway.metrics import GatewayMetrics
         store = open_cache_store(settings)
         cache = SemanticCache.build(store, GatewayMetrics(), settings.embedding_model, settings.model_dir,
-                                    settings.risk_policy, settings.search_k, settings.duplicate_window_s)
+                                    settings.risk_policy, settings.search_k, settings.duplicate_window_s,
+            settings.cache_mode, settings.thresholds)
         results = warm_all(cache.pipeline, items)
         store.close()
     written = sum(1 for r in results if r["cache_id"])
@@ -143,6 +144,34 @@ def cmd_warmup(args) -> int:
             skipped[r["status"]] = skipped.get(r["status"], 0) + 1
     print(f"warm-up: {written} of {len(items)} answers written ready"
           + (f"; skipped {skipped}" if skipped else ""))
+    return 0
+
+
+def cmd_replay(args) -> int:
+    from pathlib import Path
+
+    from gateway.replay.runner import replay
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    replay(args.dataset, args.sessions, modes, model=args.model, upstream=args.upstream,
+           out=Path(args.out) if args.out else None, plot=Path(args.plot) if args.plot else None,
+           max_tokens=args.max_tokens, concurrency=args.concurrency, seed=args.seed)
+    return 0
+
+
+def cmd_calibrate(args) -> int:
+    import os
+    from pathlib import Path
+
+    from gateway.replay.calibrate import calibrate
+    if args.max_false_hit <= 0 or args.max_false_hit >= 1:
+        raise ValueError("--max-false-hit must be between 0 and 1")
+    config = Path(args.config or os.environ.get("SEMCACHE_CONFIG") or "semcache.toml")
+    result = calibrate(Path(args.file), args.max_false_hit, config, args.sessions)
+    for domain in result["domains"].values():
+        print(domain["statement"])
+    print(f"wrote thresholds for {len(result['written'])} domain(s) to {result['config']}: "
+          + ", ".join(f"{d} accept {v['accept']:.3f} candidate {v['candidate']:.3f}"
+                      for d, v in result["written"].items()))
     return 0
 
 
@@ -203,6 +232,24 @@ def main(argv: list[str] | None = None) -> int:
     warm.add_argument("--admin-token", default=None, help="for --url (default SEMCACHE_ADMIN_TOKEN)")
     warm.add_argument("--config", default=None)
     warm.set_defaults(func=cmd_warmup)
+    rep = sub.add_parser("replay", help="replay conversation sets through fresh gateways, one per mode")
+    rep.add_argument("--dataset", default="generated", help="generated, sharegpt, or a JSONL file")
+    rep.add_argument("--sessions", type=int, default=40)
+    rep.add_argument("--modes", default="nocache,exact,semantic", help="comma-separated: nocache, exact, semantic")
+    rep.add_argument("--model", default="demo", help="embedded engine model: demo, bench, smollm2 or a path")
+    rep.add_argument("--upstream", default=None, help="an OpenAI-compatible URL instead of the embedded engine")
+    rep.add_argument("--out", default=None, help="results.json")
+    rep.add_argument("--plot", default=None, help="results.png (needs matplotlib)")
+    rep.add_argument("--max-tokens", type=int, default=64)
+    rep.add_argument("--concurrency", type=int, default=4, help="sessions replayed at once")
+    rep.add_argument("--seed", type=int, default=0)
+    rep.set_defaults(func=cmd_replay)
+    cal = sub.add_parser("calibrate", help="per-domain thresholds that meet a false-hit bound on a replay")
+    cal.add_argument("file", help="a labelled JSONL set, 'generated', or a replay results.json")
+    cal.add_argument("--max-false-hit", type=float, default=1e-4)
+    cal.add_argument("--sessions", type=int, default=None, help="sessions to use from the set")
+    cal.add_argument("--config", default=None, help="the file to write (default semcache.toml)")
+    cal.set_defaults(func=cmd_calibrate)
     models = sub.add_parser("models", help="model files")
     models_sub = models.add_subparsers(dest="models_command", required=True)
     prepare = models_sub.add_parser("prepare", help="prepare a model into the data dir (GGUF is dequantized once)")

@@ -9,7 +9,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import (BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict,
@@ -31,6 +31,7 @@ class Settings(BaseSettings):
     # embedded engine
     engine_kv_cache_memory: str = "512MiB"
     engine_max_model_len: int = 2048
+    engine_prefix_caching: bool = Field(True, description="the embedded engine reuses cached KV blocks of prefixes")
     # requests
     max_body_bytes: int = 4 * 2**20
     max_messages: int = 512
@@ -50,7 +51,12 @@ class Settings(BaseSettings):
     ttl_s: Annotated[dict[str, float], NoDecode] = Field(default_factory=dict,
                                                          description="per-domain TTL overrides, JSON or domain:seconds,...")
     risk_policy: Path | None = Field(None, description="a risk-policy table (JSON) replacing the bundled one")
-    cache_enabled: bool = Field(True, description="false: every request is forwarded and nothing is cached")
+    cache_mode: Literal["semantic", "exact", "off"] = Field(
+        "semantic", description="semantic (semcache); exact: only the same messages hit (a baseline); off: "
+                                "every request is forwarded and nothing is cached")
+    thresholds: Annotated[dict[str, dict[str, float]], NoDecode] = Field(
+        default_factory=dict, description="per-domain {accept, candidate} over the risk policy's; written by "
+                                          "`semcache calibrate` as [thresholds.<domain>] tables, or JSON")
     search_k: int = Field(5, description="candidates fetched from the index per request")
     duplicate_window_s: float = Field(2.0, description="the same messages again within this time are a retry "
                                                        "(served the answer just given), later a regenerate")
@@ -62,6 +68,11 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = 8000
     log_level: str = "info"
+
+    @field_validator("thresholds", mode="before")
+    @classmethod
+    def _parse_thresholds(cls, value: Any) -> Any:
+        return json.loads(value) if isinstance(value, str) and value.strip() else (value or {})
 
     @field_validator("ttl_s", "api_keys", mode="before")
     @classmethod

@@ -109,7 +109,7 @@ class _Stage:
 class DecisionPipeline:
     def __init__(self, store: CacheStore, fingerprinter: Fingerprinter, intent: ChangeIntentClassifier,
                  validator: KeyFactValidator | None = None, policies: RiskPolicy | None = None, search_k: int = 5,
-                 duplicate_window_s: float = 2.0):
+                 duplicate_window_s: float = 2.0, mode: str = "semantic"):
         self.store = store
         self.fingerprinter = fingerprinter
         self.intent = intent
@@ -118,6 +118,7 @@ class DecisionPipeline:
         self.policies = policies or RiskPolicy.load()
         self.search_k = search_k
         self.duplicate_window_s = duplicate_window_s
+        self.mode = mode
 
     # ---- decide -------------------------------------------------------------
     def decide(self, req: CacheRequest) -> Decision:
@@ -135,6 +136,8 @@ class DecisionPipeline:
             return Decision("BYPASS", f"unsupported:{req.unsupported}", cacheable=False)
         if not current.strip():
             return Decision("BYPASS", "no_user_turn", cacheable=False)
+        if self.mode == "exact":
+            return self._exact(req, watch)
         forced = None
         with watch("signals"):
             last = self.store.last_turn(req.tenant, req.session_id) if req.session_id else None
@@ -200,6 +203,16 @@ class DecisionPipeline:
                     return Decision(downgrade, f"validator:{rule}", score=score, entry=entry, gates=gates, **base)
         return Decision("HIT", "accept", score=score, entry=entry, gates=gates, **base)
 
+    def _exact(self, req: CacheRequest, watch: _Stopwatch) -> Decision:
+        """The baseline: the same messages, in any session of the tenant, and nothing else."""
+        if not req.serve:
+            return Decision("BYPASS", "client:no-cache", cacheable=req.store)
+        with watch("search"):
+            entry = self.store.find_exact(req.tenant, req.request_hash)
+        if entry is None:
+            return Decision("MISS", "no_entry", cacheable=req.store)
+        return Decision("HIT", "exact", cacheable=False, score=1.0, entry=entry)
+
     def _duplicate(self, req: CacheRequest, last: dict | None) -> Decision | None:
         """The same messages again within `duplicate_window_s` of the answer: a client retry or a burst, not a
         person pressing regenerate. It gets the answer just given (written pending or served)."""
@@ -251,9 +264,11 @@ class DecisionPipeline:
 
     def write(self, req: CacheRequest, decision: Decision, answer: str, usage: dict | None,
               cache_id: str | None = None) -> str | None:
-        if not (decision.cacheable and req.store and decision.fingerprint is not None and answer.strip()):
+        if not (decision.cacheable and req.store and answer.strip()):
             return None
-        return self._write(self.new_entry(req, decision.fingerprint, answer, usage=usage, cache_id=cache_id))
+        fp = decision.fingerprint or self.fingerprinter.fingerprint(req.messages)     # exact mode decides without
+        state = "ready" if self.store.config.ready_delay_s <= 0 else "pending"
+        return self._write(self.new_entry(req, fp, answer, usage=usage, cache_id=cache_id, state=state))
 
     def _write(self, new: NewEntry) -> str:
         cache_id = self.store.write(new)

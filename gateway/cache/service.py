@@ -29,16 +29,21 @@ class SemanticCache:
     @classmethod
     def build(cls, store: CacheStore, metrics: GatewayMetrics, embedding_model: str = "e5-small",
               models_dir: Path | None = None, risk_policy: Path | None = None, search_k: int = 5,
-              duplicate_window_s: float = 2.0) -> "SemanticCache":
+              duplicate_window_s: float = 2.0, mode: str = "semantic",
+              thresholds: dict[str, dict[str, float]] | None = None) -> "SemanticCache":
         """Loads the encoder and the classifier (seconds): call it from a worker thread."""
         encoder = TextEncoder(embedding_model, models_dir=models_dir)
         if encoder.dim != store.config.dim:
             raise ValueError(f"the embedding model {embedding_model!r} gives {encoder.dim}-d vectors but the store "
                              f"holds {store.config.dim}-d ones")
         fingerprinter = Fingerprinter(encoder)
+        policies = RiskPolicy.load(risk_policy)
+        for domain, values in (thresholds or {}).items():      # calibrated thresholds win over the table
+            policies.domains[domain] = {**policies.domains.get(domain, {}),
+                                        **{k: float(v) for k, v in values.items() if k in ("accept", "candidate")}}
         pipeline = DecisionPipeline(store, fingerprinter, ChangeIntentClassifier(fingerprinter.embed),
-                                    policies=RiskPolicy.load(risk_policy), search_k=search_k,
-                                    duplicate_window_s=duplicate_window_s)
+                                    policies=policies, search_k=search_k,
+                                    duplicate_window_s=duplicate_window_s, mode=mode)
         return cls(pipeline, metrics)
 
     async def decide(self, req: CacheRequest) -> Decision:

@@ -338,6 +338,15 @@ class CacheStore:
             row = db.scalar(select(CacheEntry).where(CacheEntry.cache_id == cache_id))
             return entry_dict(row) if row is not None else None
 
+    def find_exact(self, tenant: str, request_hash: str) -> dict | None:
+        """The newest ready, unexpired entry of the tenant for exactly these messages (any session)."""
+        with self.sessions() as db:
+            rows = db.scalars(select(CacheEntry).where(
+                CacheEntry.tenant == tenant, CacheEntry.request_hash == request_hash, CacheEntry.state == "ready",
+                CacheEntry.feedback_score >= self.config.feedback_floor).order_by(CacheEntry.seq.desc()).limit(3)).all()
+        now = time.time()
+        return next((entry_dict(r) for r in rows if _aware(r.ready_at).timestamp() + r.ttl_s > now), None)
+
     def search(self, vector: np.ndarray, where: SearchFilter, k: int = 10) -> list[tuple[dict, float]]:
         """Ready, unexpired entries above the feedback floor that pass the filter, best first."""
         hits = self.index.search(np.asarray(vector, dtype=np.float32), k, where)

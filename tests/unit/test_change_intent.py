@@ -2,8 +2,8 @@
 
 Floors (held-out split of validator/training/change_intent.jsonl: base template 2 of every
 domain, the `test` seeds of tests/data, and a quarter of the MT-Bench second turns):
-accuracy >= 0.94, recall of modify + switch >= 0.98, recall of same >= 0.85 (measured 0.957, 0.992,
-0.892 with in-conversation `same` examples in the set).
+accuracy >= 0.93, recall of modify + switch >= 0.99, recall of same >= 0.80 (measured 0.939, 0.995,
+0.834 with in-conversation `same` examples in the set; the `same` threshold is set for 99.5% change recall).
 """
 import json
 from pathlib import Path
@@ -49,7 +49,7 @@ def test_held_out_floors(classifier):
     same = np.mean([p == "same" for p, t in zip(predicted, truth) if t == "same"])
     print(f"held-out: accuracy {accuracy:.3f}, modify+switch recall {recall:.3f}, same recall {same:.3f} "
           f"on {len(held_out)} examples")
-    assert accuracy >= 0.94 and recall >= 0.98 and same >= 0.85
+    assert accuracy >= 0.93 and recall >= 0.99 and same >= 0.80
 
 
 def test_result_shape(classifier):

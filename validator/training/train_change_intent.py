@@ -28,6 +28,7 @@ from validator.change_intent import LABELS, MODEL_FILE, features  # noqa: E402
 DATA = Path(__file__).parent / "change_intent.jsonl"
 METRICS = MODEL_FILE.with_name("change_intent_metrics.json")
 HIDDEN = 64
+CHANGE_RECALL = 0.995      # a change served as a hit is a wrong answer: keep 99.5% of them caught
 
 
 def load(split: str, embed) -> tuple[np.ndarray, np.ndarray, list[dict]]:
@@ -74,13 +75,13 @@ def main() -> None:
     embed = Fingerprinter(TextEncoder("e5-small")).embed
     x_train, y_train, _ = load("train", embed)
     x_test, y_test, rows_test = load("test", embed)
-    # "same" must be earned: the smallest threshold that keeps 98% of the changes caught, chosen on a fifth of
+    # "same" must be earned: the smallest threshold that keeps 99.5% of the changes caught, chosen on a fifth of
     # the training groups that a first model did not see (the final model fits its training set too well)
     rows_train = [r for r in (json.loads(line) for line in DATA.read_text().splitlines()) if r["split"] == "train"]
     held = np.array([zlib.crc32(r["group"].encode()) % 5 == 0 for r in rows_train])
     probe = fit(x_train[~held], y_train[~held])
-    same_threshold = next((t / 100 for t in range(50, 96) if
-                           evaluate(probe, x_train[held], y_train[held], t / 100)["change_recall"] >= 0.98), 0.95)
+    same_threshold = next((t / 100 for t in range(50, 100) if evaluate(
+        probe, x_train[held], y_train[held], t / 100)["change_recall"] >= CHANGE_RECALL), 0.99)
     model = fit(x_train, y_train)
     metrics = {"same_threshold": same_threshold, "train": evaluate(model, x_train, y_train, same_threshold),
                "test": evaluate(model, x_test, y_test, same_threshold)}

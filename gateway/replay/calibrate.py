@@ -1,0 +1,173 @@
+"""Thresholds from replayed data: `semcache calibrate FILE --max-false-hit 1e-4`.
+
+The sweep runs the decision pipeline in-process over a labelled set with every
+threshold at zero, so each request's best candidate goes through the gates;
+it records the candidate's score, whether the gates passed, the domain and the
+label, and writes each answer as the gateway would. A threshold t then gives a
+HIT exactly where the gates passed and the score is at least t, so one pass
+yields hit rate and false-hit rate for every t.
+
+Per domain, `candidate` is the lowest t whose false-hit rate meets the bound
+(the most hits for the risk); `accept` is the lowest t above which no request
+labelled non-reusable scored at all, before any gate, and never below
+`candidate`. With n requests and no false hit, the 95% upper bound on the rate
+is 3/n (the rule of three), which says how much data the bound needs.
+"""
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+import tomllib
+from pathlib import Path
+
+GRID = [round(0.70 + 0.005 * i, 3) for i in range(60)]
+
+
+def threshold_sweep(sessions: list[dict], models_dir: Path | None = None) -> list[dict]:
+    from gateway.cache import CacheRequest, SemanticCache
+    from gateway.metrics import GatewayMetrics
+    from gateway.store import StoreConfig, open_store
+    folder = Path(tempfile.mkdtemp(prefix="semcache-sweep-"))
+    store = open_store(None, None, folder, StoreConfig(ready_delay_s=0))
+    try:
+        cache = SemanticCache.build(store, GatewayMetrics(), models_dir=models_dir)
+        policies = cache.pipeline.policies
+        for table in [policies.default, *policies.domains.values()]:
+            table.update(accept=0.0, candidate=0.0)
+        rows = []
+        for session in sessions:
+            for i, request in enumerate(session["requests"]):
+                req = CacheRequest("sweep", session["session_id"], request["messages"])
+                decision = cache.pipeline.decide(req)
+                fp = decision.fingerprint
+                rows.append({"session": session["session_id"], "turn": i, "label": request.get("label"),
+                             "kind": request.get("kind"), "domain": fp.tags.intent_domain if fp else None,
+                             "score": decision.score, "passed": decision.outcome == "HIT",
+                             "reason": decision.reason})
+                if decision.outcome != "HIT" and request.get("answer"):
+                    cache.pipeline.write(req, decision, request["answer"],
+                                         {"completion_tokens": max(len(request["answer"]) // 4, 1)})
+        return rows
+    finally:
+        store.close()
+
+
+def _upper_bound(false_hits: int, n: int) -> float:
+    if n == 0:
+        return 1.0
+    if false_hits == 0:
+        return 3.0 / n
+    p = false_hits / n
+    return p + 1.96 * math.sqrt(p * (1 - p) / n)
+
+
+def curves(rows: list[dict]) -> dict:
+    """Hit rate and false-hit rate against the threshold, over all labelled rows."""
+    labelled = [r for r in rows if r.get("label")]
+    n = max(len(labelled), 1)
+    out = {"threshold": GRID, "hit_rate": [], "false_hit_rate": []}
+    for t in GRID:
+        hits = [r for r in labelled if r["passed"] and r["score"] is not None and r["score"] >= t]
+        out["hit_rate"].append(len(hits) / n)
+        out["false_hit_rate"].append(sum(r["label"] != "hit" for r in hits) / n)
+    return out
+
+
+def choose_thresholds(rows: list[dict], max_false_hit: float) -> dict:
+    by_domain: dict[str, list[dict]] = {}
+    for r in rows:
+        if r.get("label") and r.get("domain"):
+            by_domain.setdefault(r["domain"], []).append(r)
+    out = {}
+    for domain, items in sorted(by_domain.items()):
+        n = len(items)
+        chosen = None
+        for t in GRID:
+            false_hits = sum(r["passed"] and r["score"] is not None and r["score"] >= t and r["label"] != "hit"
+                             for r in items)
+            if false_hits / n <= max_false_hit:
+                chosen = (t, false_hits)
+                break
+        if chosen is None:
+            out[domain] = {"n": n, "cacheable_at_bound": False,
+                           "statement": f"{domain}: no threshold up to {GRID[-1]} meets {max_false_hit:g} on "
+                                        f"{n} requests; keep its current thresholds"}
+            continue
+        t, false_hits = chosen
+        negatives = [r["score"] for r in items if r["label"] != "hit" and r["score"] is not None]
+        accept = max(t, min((g for g in GRID if all(s < g for s in negatives)), default=GRID[-1]))
+        hits = sum(r["passed"] and r["score"] is not None and r["score"] >= t for r in items)
+        bound = _upper_bound(false_hits, n)
+        needed = math.ceil(3 / max_false_hit)
+        statement = (f"{domain}: {n} requests, {false_hits} false hits at candidate {t:.3f} "
+                     f"(hit rate {hits / n:.3f}); 95% upper bound on the false-hit rate {bound:.2e}"
+                     + ("" if bound <= max_false_hit else
+                        f" - above {max_false_hit:g}: certifying it needs about {needed:,} requests without a "
+                        f"false hit"))
+        out[domain] = {"n": n, "candidate": t, "accept": accept, "false_hits": false_hits,
+                       "hit_rate": round(hits / n, 4), "upper_bound_95": bound,
+                       "certified": bound <= max_false_hit, "cacheable_at_bound": True, "statement": statement}
+    return out
+
+
+def _toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise TypeError(f"cannot write {type(value).__name__} to TOML")
+
+
+def dumps_toml(data: dict) -> str:
+    """Scalars and lists at the top, then one table per dict (nested dicts as dotted tables)."""
+    lines, tables = [], []
+
+    def table(prefix: str, body: dict) -> None:
+        scalars = {k: v for k, v in body.items() if not isinstance(v, dict)}
+        tables.append((prefix, scalars))
+        for key, value in body.items():
+            if isinstance(value, dict):
+                table(f"{prefix}.{key}", value)
+
+    for key, value in data.items():
+        if isinstance(value, dict):
+            table(key, value)
+        else:
+            lines.append(f"{key} = {_toml_value(value)}")
+    for prefix, scalars in tables:
+        if scalars or not any(p.startswith(prefix + ".") for p, _ in tables):
+            lines += ["", f"[{prefix}]"] + [f"{k} = {_toml_value(v)}" for k, v in scalars.items()]
+    return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def write_thresholds(config: Path, chosen: dict) -> dict:
+    """Merge the calibrated thresholds into the configuration file's [thresholds.<domain>] tables."""
+    data = tomllib.loads(config.read_text()) if config.exists() else {}
+    thresholds = data.setdefault("thresholds", {})
+    for domain, result in chosen.items():
+        if result.get("cacheable_at_bound"):
+            thresholds[domain] = {"accept": result["accept"], "candidate": result["candidate"]}
+    config.write_text(dumps_toml(data))
+    return thresholds
+
+
+def calibrate(path: Path, max_false_hit: float, config: Path, sessions_count: int | None = None) -> dict:
+    """FILE: a labelled JSONL set (or `generated`), or a replay results.json that holds a sweep."""
+    from gateway.replay.datasets import load_sessions
+    if str(path).endswith(".json") and Path(path).exists():
+        rows = json.loads(Path(path).read_text()).get("sweep")
+        if not rows:
+            raise ValueError(f"{path} has no 'sweep' rows: replay a labelled set to produce them")
+    else:
+        sessions = load_sessions(str(path), sessions_count or 10_000)
+        if not any(r.get("label") for s in sessions for r in s["requests"]):
+            raise ValueError(f"{path} carries no labels; calibration needs hit/partial/miss labels")
+        rows = threshold_sweep(sessions)
+    chosen = choose_thresholds(rows, max_false_hit)
+    written = write_thresholds(config, chosen)
+    return {"rows": len(rows), "domains": chosen, "written": written, "config": str(config)}

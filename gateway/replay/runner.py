@@ -1,0 +1,211 @@
+"""`semcache replay`: replay conversation sets turn by turn through a real gateway, once per mode.
+
+Modes: `nocache` (the cache off, and the embedded engine without prefix reuse: plain inference),
+`exact` (only the same messages hit; the engine reuses prefixes) and `semantic` (semcache). Each mode
+gets a fresh gateway process and data dir. With the bundled engine the reference answer is replayed
+as `forced_output`: every answer token still costs a forward step, and what the cache stores is the
+logged answer, so the key-fact gates see real facts.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+
+MODES = ("nocache", "exact", "semantic")
+ADMIN_TOKEN = "replay-" + uuid.uuid4().hex[:12]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class GatewayProcess:
+    """`semcache serve` for one mode, in its own process and data dir."""
+
+    def __init__(self, mode: str, model: str, upstream: str | None, models_dir: Path, max_model_len: int):
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = {**os.environ, "SEMCACHE_DATA_DIR": tempfile.mkdtemp(prefix=f"semcache-replay-{mode}-"),
+               "SEMCACHE_MODELS_DIR": str(models_dir), "SEMCACHE_ADMIN_TOKEN": ADMIN_TOKEN,
+               "SEMCACHE_READY_DELAY_S": "0", "SEMCACHE_API_KEYS": "", "SEMCACHE_MAX_MESSAGES": "512",
+               "SEMCACHE_CACHE_MODE": {"nocache": "off", "exact": "exact", "semantic": "semantic"}[mode],
+               "SEMCACHE_ENGINE_PREFIX_CACHING": "false" if mode == "nocache" else "true",
+               "SEMCACHE_ENGINE_MAX_MODEL_LEN": str(max_model_len), "SEMCACHE_ENGINE_KV_CACHE_MEMORY": "256MiB",
+               "SEMCACHE_BACKEND_URL": upstream or "embedded", "SEMCACHE_BACKEND_MODEL": model}
+        for name in ("SEMCACHE_DATABASE_URL", "SEMCACHE_REDIS_URL", "SEMCACHE_CONFIG"):
+            env.pop(name, None)
+        self.log = open(Path(env["SEMCACHE_DATA_DIR"]) / "gateway.log", "w+")
+        self.proc = subprocess.Popen([sys.executable, "-m", "gateway.cli", "serve", "--host", "127.0.0.1",
+                                      "--port", str(self.port), "--log-level", "warning"],
+                                     env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                self.log.seek(0)
+                raise RuntimeError(f"the {mode} gateway exited:\n{self.log.read()[-2000:]}")
+            try:
+                if httpx.get(self.url + "/readyz", timeout=2).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.3)
+        self.stop()
+        raise RuntimeError(f"the {mode} gateway did not become ready")
+
+    def stats(self) -> dict:
+        return httpx.get(self.url + "/admin/stats", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
+                         timeout=30).json()
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.log.close()
+
+
+def replay_session(client: httpx.Client, url: str, session: dict, model: str, max_tokens: int,
+                   forced: bool, run_id: str) -> list[dict]:
+    rows = []
+    session_id = f"{run_id}-{session['session_id']}"
+    for i, request in enumerate(session["requests"]):
+        body = {"model": model, "messages": request["messages"], "max_tokens": max_tokens, "temperature": 0}
+        if forced and request.get("answer"):
+            body["forced_output"] = request["answer"]
+            body["max_tokens"] = max(max_tokens, 4 * len(request["answer"]))
+        started = time.perf_counter()
+        try:
+            r = client.post(url + "/v1/chat/completions", json=body, headers={"X-Session-Id": session_id})
+            status = r.status_code
+            data = r.json() if status == 200 else {}
+        except httpx.HTTPError:
+            status, data, r = 599, {}, None
+        elapsed = time.perf_counter() - started
+        usage = data.get("usage") or {}
+        rows.append({"session": session["session_id"], "turn": i, "label": request.get("label"),
+                     "kind": request.get("kind"), "lang": request.get("lang"), "status": status,
+                     "ms": elapsed * 1e3, "cache": r.headers.get("x-cache") if r is not None else None,
+                     "reason": r.headers.get("x-cache-reason") if r is not None else None,
+                     "score": float(r.headers["x-cache-score"]) if r is not None and "x-cache-score" in r.headers
+                     else None, "prompt_tokens": usage.get("prompt_tokens", 0),
+                     "completion_tokens": usage.get("completion_tokens", 0),
+                     "cached_tokens": (usage.get("prompt_tokens_details") or {}).get("cached_tokens", 0)})
+    return rows
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    values = sorted(values)
+    return values[min(int(round(q * (len(values) - 1))), len(values) - 1)]
+
+
+def summarize(rows: list[dict], stats: dict) -> dict:
+    ok = [r for r in rows if r["status"] == 200]
+    labelled = [r for r in ok if r["label"]]
+    latencies = [r["ms"] for r in ok]
+    hits = [r for r in ok if r["cache"] == "HIT"]
+    return {"requests": len(rows), "errors": len(rows) - len(ok),
+            "p50_ms": round(percentile(latencies, 0.5), 1), "p95_ms": round(percentile(latencies, 0.95), 1),
+            "mean_ms": round(statistics.fmean(latencies), 1) if latencies else None,
+            "hit_rate": round(len(hits) / max(len(ok), 1), 4),
+            "partial_rate": round(sum(r["cache"] == "PARTIAL" for r in ok) / max(len(ok), 1), 4),
+            "false_hit_rate": round(sum(r["cache"] == "HIT" and r["label"] != "hit" for r in labelled)
+                                    / max(len(labelled), 1), 6) if labelled else None,
+            "false_hits": sum(r["cache"] == "HIT" and r["label"] != "hit" for r in labelled),
+            "reusable_share": round(sum(r["label"] == "hit" for r in labelled) / max(len(labelled), 1), 4)
+            if labelled else None,
+            "saved_prefill_tokens": int(stats.get("saved_prefill_tokens", 0)),
+            "saved_decode_tokens": int(stats.get("saved_decode_tokens", 0)),
+            "cache_pollution": int(stats.get("cache_pollution", 0)),
+            "prefix_reuse": round(sum(r["cached_tokens"] for r in ok if r["cache"] != "HIT")
+                                  / max(sum(r["prompt_tokens"] for r in ok if r["cache"] != "HIT"), 1), 4)}
+
+
+def run_mode(mode: str, sessions: list[dict], model: str, upstream: str | None, models_dir: Path,
+             max_tokens: int, concurrency: int, max_model_len: int) -> tuple[dict, list[dict]]:
+    gateway = GatewayProcess(mode, model, upstream, models_dir, max_model_len)
+    run_id = uuid.uuid4().hex[:6]
+    rows: list[dict] = []
+    lock = threading.Lock()
+    try:
+        with httpx.Client(timeout=600) as client:
+            warm = {"session_id": "warmup", "requests": [{"messages": [{"role": "user", "content": "Hello!"}],
+                                                          "answer": "Hello! How can I help?"}]}
+            replay_session(client, gateway.url, warm, model, max_tokens, upstream is None, "warm-" + run_id)
+
+            def one(session):
+                out = replay_session(client, gateway.url, session, model, max_tokens, upstream is None, run_id)
+                with lock:
+                    rows.extend(out)
+            with ThreadPoolExecutor(concurrency) as pool:
+                list(pool.map(one, sessions))
+        stats = gateway.stats()
+    finally:
+        gateway.stop()
+    return summarize(rows, stats), rows
+
+
+def print_table(results: dict) -> None:
+    modes = results["modes"]
+    print(f"{'mode':>9} {'requests':>8} {'p50 ms':>8} {'p95 ms':>8} {'hit':>7} {'partial':>8} {'false hit':>10} "
+          f"{'prefix reuse':>12} {'saved prefill':>13} {'saved decode':>12}")
+    for mode, m in modes.items():
+        fhr = "-" if m["false_hit_rate"] is None else f"{m['false_hit_rate']:.4f}"
+        print(f"{mode:>9} {m['requests']:>8} {m['p50_ms']:>8.1f} {m['p95_ms']:>8.1f} {m['hit_rate']:>7.3f} "
+              f"{m['partial_rate']:>8.3f} {fhr:>10} {m['prefix_reuse']:>12.3f} {m['saved_prefill_tokens']:>13} "
+              f"{m['saved_decode_tokens']:>12}")
+    base = modes.get("nocache")
+    if base:
+        for mode, m in modes.items():
+            if mode != "nocache" and m["p50_ms"] and m["p95_ms"]:
+                print(f"{mode} vs nocache: p50 {base['p50_ms'] / m['p50_ms']:.2f}x faster, "
+                      f"p95 {base['p95_ms'] / m['p95_ms']:.2f}x faster")
+
+
+def replay(dataset: str, sessions_count: int, modes: list[str], model: str = "demo", upstream: str | None = None,
+           out: Path | None = None, plot: Path | None = None, max_tokens: int = 64, concurrency: int = 4,
+           seed: int = 0, max_model_len: int = 4096, sweep: bool = True) -> dict:
+    from gateway.replay.datasets import load_sessions
+    from fingerprint.encoder import default_data_dir
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        raise ValueError(f"unknown mode(s) {unknown}; use {', '.join(MODES)}")
+    sessions = load_sessions(dataset, sessions_count, seed)
+    if not sessions:
+        raise ValueError("the dataset has no replayable sessions")
+    models_dir = Path(os.environ.get("SEMCACHE_MODELS_DIR") or default_data_dir() / "models")
+    results: dict = {"dataset": {"name": dataset, "sessions": len(sessions),
+                                 "requests": sum(len(s["requests"]) for s in sessions)},
+                     "model": upstream or model, "modes": {}, "rows": {}}
+    for mode in modes:
+        summary, rows = run_mode(mode, sessions, model, upstream, models_dir, max_tokens, concurrency,
+                                 max_model_len)
+        results["modes"][mode] = summary
+        results["rows"][mode] = rows
+    labelled = any(r.get("label") for s in sessions for r in s["requests"])
+    if sweep and labelled:
+        from gateway.replay.calibrate import threshold_sweep
+        results["sweep"] = threshold_sweep(sessions, models_dir)
+    print_table(results)
+    if out:
+        Path(out).write_text(json.dumps(results, indent=1, ensure_ascii=False))
+    if plot:
+        from gateway.replay.plots import plot_results
+        plot_results(results, Path(plot))
+    return results
