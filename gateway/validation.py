@@ -71,6 +71,9 @@ def validate_chat(body: dict, max_messages: int) -> None:
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
                                   or not low <= value <= high):
             raise invalid(f"'{name}' must be a number between {low} and {high}, got {value!r}", name)
+    options = body.get("stream_options")
+    if options is not None and not isinstance(options, dict):
+        raise invalid("'stream_options' must be an object", "stream_options")
     metadata = body.get("metadata")
     if metadata is not None and not isinstance(metadata, dict):
         raise invalid("'metadata' must be an object", "metadata")

@@ -12,6 +12,7 @@ from pathlib import Path
 from gateway.replay.generate import generate
 
 MAX_MESSAGE_CHARS = 1200          # long pastes are cut so a request fits the engine's context
+MAX_ANSWER_CHARS = 600            # the replayed answer (every token is decoded)
 MAX_REQUEST_CHARS = 6000
 
 
@@ -26,7 +27,7 @@ def conversation_requests(messages: list[dict], max_requests: int = 8) -> list[d
             request = messages[:i + 1]
             if sum(len(m["content"]) for m in request) > MAX_REQUEST_CHARS:
                 break
-            out.append({"messages": request, "answer": messages[i + 1]["content"], "label": None})
+            out.append({"messages": request, "answer": messages[i + 1]["content"][:MAX_ANSWER_CHARS], "label": None})
             if len(out) >= max_requests:
                 break
     return out

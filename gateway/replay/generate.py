@@ -188,6 +188,10 @@ class _Topic:
         return question, reply
 
 
+def _state(topic: _Topic, slots: dict) -> tuple:
+    return (topic.category, tuple(sorted(slots.items())))
+
+
 def _user(text: str) -> dict:
     return {"role": "user", "content": text}
 
@@ -212,6 +216,7 @@ def generate_session(index: int, rng: random.Random, turns: int, rates: dict[str
     answer = topic.answer()
     before: list[dict] = []                        # the conversation before the current request
     emit([_user(question)], answer, "miss", "first")
+    answered = {_state(topic, topic.slots)}
     main = [_user(question), _assistant(answer)]
     kinds, weights = zip(*rates.items())
     for _ in range(turns - 1):
@@ -222,7 +227,11 @@ def generate_session(index: int, rng: random.Random, turns: int, rates: dict[str
             else:                        # asked again after the answer
                 emit(main + [_user(topic.paraphrase())], answer, "hit", "repeat_ask")
         elif kind == "hard_negative":
-            swapped = topic.swapped()
+            # one value swapped, never back to a request this session already had answered
+            swapped = next((c for c in (topic.swapped() for _ in range(8)) if _state(topic, c) not in answered),
+                           None)
+            if swapped is None:
+                continue
             emit(before + [_user(topic.ask(swapped))], topic.answer(swapped), "partial" if before else "miss",
                  "hard_negative")
         elif kind == "constraint":
@@ -230,6 +239,7 @@ def generate_session(index: int, rng: random.Random, turns: int, rates: dict[str
             if text is None:
                 continue
             answer = topic.answer()
+            answered.add(_state(topic, topic.slots))
             emit(main + [_user(text)], answer, "partial", "constraint")
             before = list(main)
             main = main + [_user(text), _assistant(answer)]
@@ -240,6 +250,7 @@ def generate_session(index: int, rng: random.Random, turns: int, rates: dict[str
         else:                            # switch: another category becomes the subject
             topic = _Topic(rng.choice([c for c in CATEGORIES if c != topic.category]), lang, rng)
             question, answer = topic.ask(), topic.answer()
+            answered.add(_state(topic, topic.slots))
             emit(main + [_user(question)], answer, "miss", "switch")
             before = list(main)
             main = main + [_user(question), _assistant(answer)]
