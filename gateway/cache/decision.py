@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 
 from fingerprint import Fingerprint, Fingerprinter
 from fingerprint.entities import conflicts
-from gateway.cache.signals import is_negative, is_reset
+from gateway.cache.signals import is_negative, is_refinement, is_reset
 from gateway.index import SearchFilter
 from gateway.store import CacheStore, NewEntry
 from validator import KeyFactValidator, RiskPolicy
@@ -182,6 +182,9 @@ class DecisionPipeline:
             return Decision("MISS", "band:miss" if found else "no_candidate",
                             score=found[0][1] if found else None, gates=gates, **base)
         entry, score = agree[0]
+        if req.in_conversation and is_refinement(current):
+            # "more", "continue", "再详细点": an instruction on the last answer; repeated, it asks for more
+            return Decision(downgrade, "intent:refine", score=score, entry=entry, gates=gates, **base)
         with watch("gates"):
             gates["band"] = "accept" if score >= policy.accept else "candidate"
             intent = self.intent.classify(req.messages, cached_messages(entry))

@@ -21,6 +21,12 @@ NEGATIVE = re.compile(
     r"it|what i (?:asked|meant|wanted)))|^(?:wrong|incorrect|nope)\b|^no[,.! ]+i meant\b|not what i (?:asked|meant|wanted)|"
     r"you misunderstood|you got (?:it|that) wrong|"
     r"^(?:不对|错了|不是的|答错了)(?=[\s，,。.!！吧啊呀]|$)|不是这个意思|不是我要的|理解错了|答非所问|搞错了|说错了", re.I)
+REFINE = re.compile(
+    r"^(?:ok(?:ay)?[,. ]+|now[,. ]+|please[,. ]+|can you[,. ]+|could you[,. ]+)*(?:continue|go on|keep going|"
+    r"more\b|again\b|expand|elaborate|shorter|longer|simpler|redo|retry|try again|another (?:one|version)|"
+    r"one more|make (?:it|this|that) |rewrite (?:it|this|that)|say (?:it|that) differently|rephrase)"
+    r"|^(?:好的?[，, ]*|请|那)?(?:继续|接着|再来|再写|再给|再说|再长|再短|再详细|再简单|更(?:加)?(?:简洁|简短|详细|正式|口语|通俗|长|短|简单|专业|生动|有趣|礼貌|具体)|展开|详细(?:一)?点|"
+    r"简短(?:一)?点|换(?:一|个)(?:种)?(?:写法|说法|版本|方式)|重写|改写一下)", re.I)
 MAX_SIGNAL_CHARS = 80           # a longer turn is a new request that happens to begin with a cue
 
 
@@ -31,6 +37,12 @@ def _short(text: str) -> str:
 
 def is_reset(text: str) -> bool:
     return bool(RESET.search(_short(text)))
+
+
+def is_refinement(text: str) -> bool:
+    """"more", "continue", "make it shorter", "继续", "再详细点": the answer depends on the previous output,
+    not on the words, so the same words again ask for something new."""
+    return bool(REFINE.search(_short(text)))
 
 
 def is_negative(text: str) -> bool:

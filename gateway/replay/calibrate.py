@@ -82,6 +82,11 @@ def choose_thresholds(rows: list[dict], max_false_hit: float) -> dict:
     out = {}
     for domain, items in sorted(by_domain.items()):
         n = len(items)
+        if not any(r["passed"] for r in items):
+            out[domain] = {"n": n, "cacheable_at_bound": False,
+                           "statement": f"{domain}: {n} requests, none passed the gates (or its policy serves no "
+                                        f"direct hits); thresholds unchanged"}
+            continue
         chosen = None
         for t in GRID:
             false_hits = sum(r["passed"] and r["score"] is not None and r["score"] >= t and r["label"] != "hit"

@@ -154,6 +154,7 @@ class _Topic:
         self.category, self.lang, self.rng = category, lang, rng
         self.spec = SPEC[category][lang]
         self.slots = {k: rng.choice(v) for k, v in self.spec["slots"].items()}
+        self.asked: set[str] = set()
 
     def _fill(self, template: str, slots: dict | None = None) -> str:
         slots = slots or self.slots
@@ -182,8 +183,14 @@ class _Topic:
         self.slots[key] = self.rng.choice([v for v in self.spec["slots"][key] if v != self.slots[key]])
         return self._fill(self.spec["change"][key])
 
-    def followup(self) -> tuple[str, str]:
-        question = self._fill(self.rng.choice(self.spec["followup"]))
+    def followup(self) -> tuple[str, str] | None:
+        """A question about the subject not asked yet (asked again, its answer would be reusable)."""
+        left = [f for f in self.spec["followup"] if f not in self.asked]
+        if not left:
+            return None
+        template = self.rng.choice(left)
+        self.asked.add(template)
+        question = self._fill(template)
         reply = ("Good question about that: " if self.lang == "en" else "关于这个问题：") + self.answer()[:80]
         return question, reply
 
@@ -244,7 +251,10 @@ def generate_session(index: int, rng: random.Random, turns: int, rates: dict[str
             before = list(main)
             main = main + [_user(text), _assistant(answer)]
         elif kind == "followup":
-            text, reply = topic.followup()
+            asked = topic.followup()
+            if asked is None:
+                continue
+            text, reply = asked
             emit(main + [_user(text)], reply, "partial", "followup")
             main = main + [_user(text), _assistant(reply)]
         else:                            # switch: another category becomes the subject

@@ -361,3 +361,19 @@ def test_warmup_command_writes_conversations_ready(tmp_path, cache_gateway):
     assert remote.returncode == 0 and "3 of 3" in remote.stdout, remote.stderr
     headers, _ = chat(cache_gateway, user("Do you ship to Canada?"), new_session(), key=GLOBEX)
     assert headers["x-cache"] == "HIT"
+
+
+def test_a_repeated_refinement_is_not_served_the_last_answer(cache_gateway):
+    """"more", "make it shorter", "再详细点" act on the previous answer: said again, they ask for something new."""
+    session = new_session()
+    poem = user("Write a four-line poem about the sea.")
+    first = [*poem, {"role": "assistant", "content": "Waves fold the light\nsalt on the wind\nthe tide keeps time\n"
+                                                     "and the gulls begin."}]
+    warm(cache_gateway, [{"messages": [*first, *user("Make it longer.")], "session_id": session, "tenant": "acme",
+                          "answer": "A longer poem: six lines about waves, light, salt, wind, tide and gulls."}])
+    again = [*first, *user("Make it longer."), {"role": "assistant", "content": "A longer poem: six lines about "
+                                                                                 "waves, light, salt, wind, tide and gulls."},
+             *user("Make it longer.")]
+    headers, _ = chat(cache_gateway, again, session)
+    assert headers["x-cache"] == "PARTIAL" and headers["x-cache-reason"] in ("intent:refine", "entities:conflict",
+                                                                              "intent:modify")

@@ -6,7 +6,7 @@ import pytest
 
 from gateway.cache.decision import CacheRequest, cached_messages, request_hash
 from gateway.cache.responses import StreamCapture, completion_body, estimate_usage, stream_chunks
-from gateway.cache.signals import is_negative, is_reset
+from gateway.cache.signals import is_negative, is_refinement, is_reset
 from gateway.cache.warmup import check_entry, conversation_pairs
 from gateway.chat import unsupported_feature
 from gateway.errors import GatewayError
@@ -42,6 +42,19 @@ def test_negative_phrases(text):
 @pytest.mark.parametrize("text", NOT_NEGATIVES)
 def test_not_negatives(text):
     assert not is_negative(text)
+
+
+@pytest.mark.parametrize("text", ["more perplexity", "continue", "Go on", "make it shorter", "Now make it more formal",
+                                  "again", "rewrite it", "继续", "再详细点", "更简洁一些", "换一种说法"])
+def test_refinements_of_the_last_answer(text):
+    assert is_refinement(text)
+
+
+@pytest.mark.parametrize("text", ["What is more important, speed or accuracy?", "Morning routine ideas?",
+                                  "Continuing education courses near me?", "换个话题，Python怎么读文件？",
+                                  "更新系统后电脑很卡怎么办？这个问题持续好几天了，重启也没有用，求帮忙看看原因"])
+def test_not_refinements(text):
+    assert not is_refinement(text)
 
 
 def test_hit_stream_frames_like_an_openai_stream():
