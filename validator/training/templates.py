@@ -81,6 +81,34 @@ DOMAINS = {
                        "另外帮我开张发票。", "改到下周五送。"],
         },
     },
+    # a problem described in words, not numbers: swapping it ("won't turn on" for "screen is cracked") changes
+    # the request while every entity and number stays the same
+    "repair": {
+        "slots": {"device": ["tablet", "smartwatch", "speaker", "vacuum"],
+                  "problem": ["won't turn on", "has a cracked screen", "drains its battery in an hour",
+                              "makes a rattling noise", "keeps disconnecting from wifi"]},
+        "slots_zh": {"device": ["平板", "智能手表", "音箱", "吸尘器"],
+                     "problem": ["开不了机", "屏幕裂了", "一小时就没电", "有异响", "老是断开wifi"]},
+        "en": {
+            "base": ["My {device} {problem}. Is that covered by the warranty?",
+                     "The {device} I bought {problem}; what should I do?",
+                     "Help: my new {device} {problem}."],
+            "para": ["Is it a warranty case if my {device} {problem}?",
+                     "What are my options now that the {device} {problem}?",
+                     "My {device} {problem} - how do I get this sorted?"],
+            "modify": ["I bought it eight months ago, does that change anything?", "I'd rather have it repaired.",
+                       "Can you send a technician instead?", "What if I lost the receipt?",
+                       "I want a replacement, not a refund."],
+        },
+        "zh": {
+            "base": ["我的{device}{problem}，在保修范围内吗？", "买的{device}{problem}，该怎么办？",
+                     "新买的{device}{problem}，求助。"],
+            "para": ["{device}{problem}，这算保修吗？", "{device}{problem}了，现在我有哪些选择？",
+                     "我的{device}{problem}，要怎么处理？"],
+            "modify": ["我是八个月前买的，有影响吗？", "我想维修，不想退货。", "能派师傅上门吗？", "发票丢了怎么办？",
+                       "我要换新，不要退款。"],
+        },
+    },
     "code": {
         "slots": {"lang": ["Python", "JavaScript", "Go", "Rust"], "task": ["reverse a list", "read a CSV file",
                   "sort a dictionary by value", "parse JSON"]},
@@ -135,6 +163,8 @@ ANSWERS = {
                 "zh": "推荐两款：第一款性能强，第二款性价比高，都在预算内。"},
     "support": {"en": "Your parcel is at the local depot and should arrive within 2 days.",
                 "zh": "您的包裹在本地配送站，预计两天内送达。"},
+    "repair": {"en": "That is covered for 12 months: book a repair or a replacement from your order page.",
+               "zh": "一年内属于保修范围，可在订单页面申请维修或换新。"},
     "code": {"en": "Here is a short example with an explanation of each step.",
              "zh": "下面是一个简短的示例，并解释了每一步。"},
     "rewrite": {"en": "Here is the revised version in the requested tone and length.",
