@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gateway.cache import CacheRequest, SemanticCache  # noqa: E402
 from gateway.metrics import GatewayMetrics  # noqa: E402
+from gateway.replay.runner import percentile  # noqa: E402
 from gateway.store import StoreConfig, open_store  # noqa: E402
 from gateway.store.models import CacheEntry  # noqa: E402
 
@@ -79,11 +80,6 @@ def background(store, n: int, rng: np.random.Generator) -> None:
         for start in range(0, n, 5000):
             db.execute(CacheEntry.__table__.insert(), rows[start:start + 5000])
     store.rebuild_index()
-
-
-def percentile(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(int(q * len(values)), len(values) - 1)]
 
 
 def run(cache: SemanticCache, turns: int, probes: int, steady: bool, seed: int) -> dict:

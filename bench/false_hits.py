@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gateway.replay.calibrate import threshold_sweep  # noqa: E402
+from gateway.replay.calibrate import threshold_sweep, upper_bound  # noqa: E402
 from gateway.replay.generate import generate  # noqa: E402
 from validator import RiskPolicy  # noqa: E402
 
@@ -50,11 +50,11 @@ def main() -> None:
     total = [0, 0, 0, 0]
     for domain, (n, reusable, hits, false) in sorted(by_domain.items()):
         total = [a + b for a, b in zip(total, (n, reusable, hits, false))]
-        bound = 3 / n if false == 0 else (false + 1.96 * (false ** 0.5)) / n
+        bound = upper_bound(false, n)
         print(f"{domain:>24} {n:>8} {reusable:>8} {hits:>6} {false:>6} {hits / n:>8.3f} {false / n:>14.5f} "
               f"{bound:>10.2e}")
     n, reusable, hits, false = total
-    bound = 3 / n if false == 0 else (false + 1.96 * (false ** 0.5)) / n
+    bound = upper_bound(false, n)
     print(f"{'all':>24} {n:>8} {reusable:>8} {hits:>6} {false:>6} {hits / n:>8.3f} {false / n:>14.5f} "
           f"{bound:>10.2e}")
 

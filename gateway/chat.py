@@ -101,8 +101,7 @@ class ChatTurn:
         self.metrics.latency.labels(outcome).observe(time.perf_counter() - self.started)
 
     # ---- answers without the backend --------------------------------------------
-    def serve_cached(self, text: str, model: str | None, entry: dict, headers: dict[str, str]) -> Response | Stream:
-        usage = estimate_usage(entry, self.prompt_chars)
+    def serve_cached(self, text: str, model: str | None, usage: dict, headers: dict[str, str]) -> Response | Stream:
         model = self.body.get("model") or model or "semcache"
         self.cache.saved(usage["prompt_tokens"], usage["completion_tokens"])
         self.done("HIT")
@@ -123,7 +122,7 @@ class ChatTurn:
         if decision.reason != "duplicate":        # a retry keeps the original answer's turn record
             await self.cache.served(self.req, "HIT", entry["cache_id"], entry["answer_text"])
         headers = _cache_headers("HIT", decision.reason, entry["cache_id"], decision.score)
-        return self.serve_cached(entry["answer_text"], (entry.get("usage") or {}).get("model"), entry, headers)
+        return self.serve_cached(entry["answer_text"], (entry.get("usage") or {}).get("model"), usage, headers)
 
     # ---- answers from the backend ------------------------------------------------
     async def forward(self, decision: Decision, land) -> Response | Stream:
@@ -280,8 +279,8 @@ async def chat_completions(request: Request, upstream: Upstream, settings: Setti
             _note(request, cache="HIT", reason="coalesced", cache_id=result.get("cache_id"))
             headers = _cache_headers("HIT", "coalesced", result.get("cache_id"), None)
             usage = result.get("usage") or {}
-            return turn.serve_cached(result["text"], result.get("model"),
-                                     {"usage": usage, "answer_tokens": usage.get("completion_tokens")}, headers)
+            return turn.serve_cached(result["text"], result.get("model"), estimate_usage(
+                {"usage": usage, "answer_tokens": usage.get("completion_tokens")}, turn.prompt_chars), headers)
     future = cache.lead(key)
     response, decision = None, None
 

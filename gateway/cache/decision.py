@@ -11,7 +11,9 @@ import hashlib
 import json
 import logging
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from functools import partial
 
 from fingerprint import Fingerprint, Fingerprinter
 from fingerprint.entities import conflicts
@@ -87,23 +89,14 @@ def cached_messages(entry: dict) -> list[dict]:
     return turns + [{"role": "assistant", "content": entry.get("answer_text", "")}]
 
 
-class _Stopwatch:
-    def __init__(self, timings: dict):
-        self.timings = timings
-
-    def __call__(self, stage: str):
-        return _Stage(self.timings, stage)
-
-
-class _Stage:
-    def __init__(self, timings: dict, stage: str):
-        self.timings, self.stage = timings, stage
-
-    def __enter__(self):
-        self.t0 = time.perf_counter()
-
-    def __exit__(self, *exc):
-        self.timings[self.stage] = self.timings.get(self.stage, 0.0) + (time.perf_counter() - self.t0) * 1e3
+@contextmanager
+def _stage(timings: dict, name: str):
+    """Adds the block's wall time (ms) to timings[name]."""
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        timings[name] = timings.get(name, 0.0) + (time.perf_counter() - started) * 1e3
 
 
 class DecisionPipeline:
@@ -123,14 +116,14 @@ class DecisionPipeline:
     # ---- decide -------------------------------------------------------------
     def decide(self, req: CacheRequest) -> Decision:
         timings: dict[str, float] = {}
-        watch = _Stopwatch(timings)
+        watch = partial(_stage, timings)
         started = time.perf_counter()
         decision = self._decide(req, watch)
         decision.timings_ms = timings
         timings["total"] = (time.perf_counter() - started) * 1e3
         return decision
 
-    def _decide(self, req: CacheRequest, watch: _Stopwatch) -> Decision:
+    def _decide(self, req: CacheRequest, watch) -> Decision:
         current = current_user_text(req.messages)
         if req.unsupported:
             return Decision("BYPASS", f"unsupported:{req.unsupported}", cacheable=False)
@@ -206,7 +199,7 @@ class DecisionPipeline:
                     return Decision(downgrade, f"validator:{rule}", score=score, entry=entry, gates=gates, **base)
         return Decision("HIT", "accept", score=score, entry=entry, gates=gates, **base)
 
-    def _exact(self, req: CacheRequest, watch: _Stopwatch) -> Decision:
+    def _exact(self, req: CacheRequest, watch) -> Decision:
         """The baseline: the same messages, in any session of the tenant, and nothing else."""
         if not req.serve:
             return Decision("BYPASS", "client:no-cache", cacheable=req.store)

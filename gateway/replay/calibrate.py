@@ -53,7 +53,8 @@ def threshold_sweep(sessions: list[dict], models_dir: Path | None = None) -> lis
         store.close()
 
 
-def _upper_bound(false_hits: int, n: int) -> float:
+def upper_bound(false_hits: int, n: int) -> float:
+    """95% upper bound on a rate: 3/n with no event (the rule of three), else the normal approximation."""
     if n == 0:
         return 1.0
     if false_hits == 0:
@@ -103,7 +104,7 @@ def choose_thresholds(rows: list[dict], max_false_hit: float) -> dict:
         negatives = [r["score"] for r in items if r["label"] != "hit" and r["score"] is not None]
         accept = max(t, min((g for g in GRID if all(s < g for s in negatives)), default=GRID[-1]))
         hits = sum(r["passed"] and r["score"] is not None and r["score"] >= t for r in items)
-        bound = _upper_bound(false_hits, n)
+        bound = upper_bound(false_hits, n)
         needed = math.ceil(3 / max_false_hit)
         statement = (f"{domain}: {n} requests, {false_hits} false hits at candidate {t:.3f} "
                      f"(hit rate {hits / n:.3f}); 95% upper bound on the false-hit rate {bound:.2e}"
