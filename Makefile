@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: setup run backend test bench clean
+.PHONY: setup run backend test test-faults bench clean
 
 setup: $(VENV)/.installed
 
@@ -28,6 +28,11 @@ backend: setup
 
 test: setup
 	$(BIN)/python -m pytest -q
+
+# the fault suite alone (Redis killed, PostgreSQL cut, upstream faults): needs redis-server, and PostgreSQL
+# running or installed (the suite starts a throwaway one; see README "The two commands")
+test-faults: setup
+	$(BIN)/python -m pytest -q tests/integration/test_faults.py
 
 bench: setup
 	$(BIN)/python bench/engine_prefix.py

@@ -5,9 +5,11 @@ request gets an OpenAI-style 400 naming the offending field.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import msgspec
+import numpy as np
 
 from backend_engine.sampling import SamplingParams
 
@@ -41,13 +43,33 @@ class GenerationRequest:
     extra: dict = field(default_factory=dict)
 
 
+MAX_JSON_DEPTH = 64
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\[\s\S][^"\\]*)*"')
+_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def json_depth(raw: bytes) -> int:
+    """The deepest nesting of arrays and objects in a JSON text, counted without recursion (strings skipped)."""
+    brackets = _JSON_STRING.sub(b"", raw).translate(None, _NOT_BRACKET)
+    if not brackets:
+        return 0
+    codes = np.frombuffer(brackets, dtype=np.uint8)
+    return max(0, int(np.cumsum(np.where((codes == 0x5B) | (codes == 0x7B), 1, -1)).max()))
+
+
 def decode_body(raw: bytes) -> dict:
     if not raw:
         raise bad("the request body is empty; expected a JSON object", code="invalid_json")
+    # the decoder recurses per level: a body nested deeper than any request needs is refused before it runs
+    if raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH and json_depth(raw) > MAX_JSON_DEPTH:
+        raise bad(f"the request body nests arrays and objects deeper than {MAX_JSON_DEPTH} levels",
+                  code="invalid_json")
     try:
         body = msgspec.json.decode(raw)
     except msgspec.DecodeError as exc:
         raise bad(f"the request body is not valid JSON: {exc}", code="invalid_json") from None
+    except RecursionError:
+        raise bad("the request body nests too deeply", code="invalid_json") from None
     if not isinstance(body, dict):
         raise bad("the request body must be a JSON object", code="invalid_json")
     return body
@@ -93,7 +115,7 @@ def parse_messages(messages) -> list[dict]:
         if not isinstance(msg, dict):
             raise bad(f"messages[{i}] must be an object", "messages")
         role = msg.get("role")
-        if role not in ROLES:
+        if not isinstance(role, str) or role not in ROLES:
             raise bad(f"messages[{i}].role {role!r} is not one of {sorted(ROLES)}", "messages")
         if "content" not in msg and role != "assistant":
             raise bad(f"messages[{i}] has no content", "messages")
@@ -109,6 +131,11 @@ UNSUPPORTED = {"logprobs": "log probabilities", "top_logprobs": "log probabiliti
 
 def _reject_unsupported(body: dict) -> None:
     """Fields this engine cannot honour get a clear 400 instead of being silently ignored."""
+    fmt = body.get("response_format")
+    if fmt is not None and not (isinstance(fmt, dict) and fmt.get("type") in (None, "text")):
+        kind = fmt.get("type") if isinstance(fmt, dict) else fmt
+        raise bad(f"'response_format' {kind!r} is not supported by the bundled engine (it cannot constrain its "
+                  "output to JSON); only {\"type\": \"text\"}", "response_format", code="unsupported_parameter")
     for name, what in UNSUPPORTED.items():
         value = body.get(name)
         if value not in (None, False, [], {}, 0, 1) or (name in ("logprobs", "echo") and value is True):
@@ -154,6 +181,21 @@ def _stream_flags(body: dict) -> tuple[bool, bool]:
     return bool(stream), bool(options.get("include_usage", False))
 
 
+# Fields that change what the engine computes for somebody else: the KV salt decides which tenants share
+# blocks, a forced output decides the answer. Only a trusted caller (the gateway, replay) may send them.
+INTERNAL_FIELDS = ("cache_salt", "forced_output")
+
+
+def _reject_internal(body: dict, trusted: bool) -> None:
+    if trusted:
+        return
+    for name in INTERNAL_FIELDS:
+        if name in body:
+            raise OpenAIError(403, f"'{name}' is an internal field: only a trusted caller (the semcache gateway, "
+                                   "with the engine's internal token) may send it", "permission_error",
+                              code="internal_field", param=name)
+
+
 def _salt(body: dict, header_salt: str | None) -> str:
     salt = body.get("cache_salt", header_salt or "")
     if not isinstance(salt, str):
@@ -161,8 +203,9 @@ def _salt(body: dict, header_salt: str | None) -> str:
     return salt
 
 
-def parse_chat(raw: bytes, header_salt: str | None = None) -> GenerationRequest:
+def parse_chat(raw: bytes, header_salt: str | None = None, trusted: bool = False) -> GenerationRequest:
     body = decode_body(raw)
+    _reject_internal(body, trusted)
     _reject_unsupported(body)
     messages = parse_messages(body.get("messages"))
     stream, usage = _stream_flags(body)
@@ -170,8 +213,9 @@ def parse_chat(raw: bytes, header_salt: str | None = None) -> GenerationRequest:
                              params=_sampling(body), messages=messages, cache_salt=_salt(body, header_salt))
 
 
-def parse_completion(raw: bytes, header_salt: str | None = None) -> GenerationRequest:
+def parse_completion(raw: bytes, header_salt: str | None = None, trusted: bool = False) -> GenerationRequest:
     body = decode_body(raw)
+    _reject_internal(body, trusted)
     _reject_unsupported(body)
     prompt = body.get("prompt")
     if isinstance(prompt, list) and len(prompt) == 1 and isinstance(prompt[0], (str, list)):

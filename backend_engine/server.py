@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import hmac
 import json
 import logging
 import time
@@ -162,20 +163,30 @@ class EngineService:
         yield b"data: [DONE]\n\n"
 
 
-def create_app(engine: LLMEngine) -> Litestar:
-    """The engine's ASGI app; the engine loop starts and stops with the app's lifespan."""
+INTERNAL_HEADER = "x-semcache-internal"
+
+
+def is_trusted(request: Request, internal_token: str | None) -> bool:
+    """The caller holds the engine's internal token (the gateway does; clients never see it)."""
+    given = request.headers.get(INTERNAL_HEADER, "")
+    return bool(internal_token) and hmac.compare_digest(given.encode(), internal_token.encode())
+
+
+def create_app(engine: LLMEngine, internal_token: str | None = None) -> Litestar:
+    """The engine's ASGI app; the engine loop starts and stops with the app's lifespan. Internal fields
+    (`forced_output`, a body `cache_salt`) are honoured only with `X-Semcache-Internal: <internal_token>`."""
     async_engine = AsyncEngine(engine)
     service = EngineService(async_engine)
 
     @post("/v1/chat/completions", status_code=200)
     async def chat_completions(request: Request) -> Response | Stream:
-        return await service.run(request, parse_chat(await request.body(), request.headers.get("x-cache-salt")),
-                                 chat=True)
+        return await service.run(request, parse_chat(await request.body(), request.headers.get("x-cache-salt"),
+                                                     is_trusted(request, internal_token)), chat=True)
 
     @post("/v1/completions", status_code=200)
     async def completions(request: Request) -> Response | Stream:
-        return await service.run(request, parse_completion(await request.body(),
-                                                           request.headers.get("x-cache-salt")), chat=False)
+        return await service.run(request, parse_completion(await request.body(), request.headers.get("x-cache-salt"),
+                                                           is_trusted(request, internal_token)), chat=False)
 
     @get("/v1/models")
     async def models() -> dict:

@@ -32,7 +32,9 @@ UNITS = {
 }
 _UNIT_ALIASES = sorted(((alias, key) for key, aliases in UNITS.items() for alias in aliases),
                        key=lambda pair: -len(pair[0]))
-_NUM_UNIT = re.compile(r"(\d+(?:\.\d+)?)[\s-]*(%s)(?![a-zA-Z])" % "|".join(re.escape(a) for a, _ in _UNIT_ALIASES),
+# numbers are read from the first digit of a run only ((?<!\d)): a match tried from every digit of a long run
+# backtracks through the rest of it each time (quadratic); a later start cannot match where the first did not
+_NUM_UNIT = re.compile(r"(?<!\d)(\d+(?:\.\d+)?)[\s-]*(%s)(?![a-zA-Z])" % "|".join(re.escape(a) for a, _ in _UNIT_ALIASES),
                        re.I)
 _BUDGET = re.compile(r"(?:budget|预算|spend|花费|price|价格|under|以内|不超过)\D{0,12}?(\d{3,})", re.I)
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\d{1,2}月\d{1,2}[日号]|\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
@@ -123,9 +125,13 @@ def _extract(text: str) -> tuple[tuple, tuple, frozenset]:
     for word, count in _WORD_COUNTS.items():
         if re.search(r"\b%s\b" % word if word.isascii() else word, text, re.I):
             keyed.setdefault("times", count)
-    used = [m.span() for m in _NUM_UNIT.finditer(text)]
+    # characters already read as something (a number with its unit, a gazetteer name): a mask, not a list of
+    # spans, so that each later match is checked in constant time however many came before
+    used = bytearray(len(text))
+    for m in _NUM_UNIT.finditer(text):
+        used[m.start():m.end()] = b"\x01" * (m.end() - m.start())
     bare = [m.group(0) for m in _BARE_NUMBER.finditer(text)
-            if not any(s <= m.start() < e for s, e in used) and m.group(0) != keyed.get("money")]
+            if not used[m.start()] and m.group(0) != keyed.get("money")]
     if bare:
         keyed["numbers"] = ",".join(bare)
     axes: dict[str, set[str]] = {}
@@ -136,12 +142,12 @@ def _extract(text: str) -> tuple[tuple, tuple, frozenset]:
         keyed["axis:" + axis] = "+".join(sorted(values))
     named: list[tuple[int, str]] = []           # (position, key): named entities keep their order
     negated: set[str] = set()
-    taken: list[tuple[int, int]] = []
+    taken = bytearray(len(text))
     for pattern, key in gazetteer():
         for match in pattern.finditer(text):
-            if any(s < match.end() and match.start() < e for s, e in taken):
+            if taken.find(1, match.start(), match.end()) >= 0:
                 continue
-            taken.append((match.start(), match.end()))
+            taken[match.start():match.end()] = b"\x01" * (match.end() - match.start())
             window = text[max(0, match.start() - 14):match.start()]
             clause = re.split(r"[,.;!?，。；！？]|\band\b|\bbut\b|但是|但", window)[-1]
             if _NEGATION.search(clause):
@@ -154,7 +160,7 @@ def _extract(text: str) -> tuple[tuple, tuple, frozenset]:
         named_sorted.append("quote:" + match.group(1).strip().lower())
     for match in _CAPITALISED.finditer(text):
         span = match.group(1)
-        if span.split()[0] in _STOP_CAPS or any(s <= match.start() < e for s, e in taken) or _DATE.fullmatch(span):
+        if span.split()[0] in _STOP_CAPS or taken[match.start()] or _DATE.fullmatch(span):
             continue
         named_sorted.append("name:" + span.lower())
     return tuple(keyed.items()), tuple(dict.fromkeys(named_sorted)), frozenset(negated)

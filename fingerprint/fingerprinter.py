@@ -23,6 +23,7 @@ from fingerprint.normalize import mask_volatile, normalize_text
 
 CALIBRATION_FILE = Path(__file__).parent / "data" / "calibration.json"
 SYSTEM_CHARS = 512
+SYSTEM_TAIL_CHARS = 4 * SYSTEM_CHARS   # masked to find the key part: masking only ever shortens text
 VIEW_CHARS = 1500                # roughly the encoder's 512 tokens for mixed EN/ZH text
 HISTORY_TURNS = 6
 CURRENT_WEIGHT, HISTORY_WEIGHT, HISTORY_DECAY = 1.0, 0.35, 0.6
@@ -66,6 +67,12 @@ def content_text(content) -> str:
     return str(content)
 
 
+def _dialogue(messages: list[dict]) -> list[tuple[str, str]]:
+    """(role, raw text) of the user and assistant turns that say something."""
+    turns = ((m["role"], content_text(m.get("content"))) for m in messages if m.get("role") in ("user", "assistant"))
+    return [(role, text) for role, text in turns if text and not text.isspace()]
+
+
 def _unit(v: np.ndarray) -> np.ndarray:
     n = float(np.linalg.norm(v))
     return (v / n).astype(np.float32) if n > 0 else v.astype(np.float32)
@@ -107,13 +114,21 @@ class Fingerprinter:
 
     def fingerprint(self, messages: list[dict], system_prompt_version: str | None = None) -> Fingerprint:
         system = " ".join(content_text(m.get("content")) for m in messages if m.get("role") in ("system", "developer"))
-        turns = [(m["role"], normalize_text(content_text(m.get("content")))) for m in messages
-                 if m.get("role") in ("user", "assistant") and content_text(m.get("content")).strip()]
+        # only the turns used are normalised and encoded (the current user message and the HISTORY_TURNS
+        # before it), so the cost does not grow with the number of older turns
+        turns = _dialogue(messages)
         last_user = max((i for i, (role, _) in enumerate(turns) if role == "user"), default=None)
-        current = turns[last_user][1] if last_user is not None else ""
-        history = turns[:last_user] if last_user is not None else []
-        version = system_prompt_version or self.system_prompt_version(system)
-        system_key = mask_volatile(system)[-SYSTEM_CHARS:] if system else ""
+        current = normalize_text(turns[last_user][1]) if last_user is not None else ""
+        history = [(r, normalize_text(t)) for r, t in turns[max(0, last_user - HISTORY_TURNS):last_user]] \
+            if last_user is not None else []
+        masked_tail = mask_volatile(system[-SYSTEM_TAIL_CHARS:]) if system else ""
+        if system_prompt_version:
+            version = system_prompt_version
+        elif len(system) <= SYSTEM_TAIL_CHARS:        # the whole prompt was masked already
+            version = hashlib.sha256(masked_tail.encode()).hexdigest()[:16]
+        else:
+            version = self.system_prompt_version(system)
+        system_key = masked_tail[-SYSTEM_CHARS:]
 
         topic_all = history[-HISTORY_TURNS:]
         chunks = [_chunk(r, t) for r, t in topic_all]
@@ -169,10 +184,9 @@ class Fingerprinter:
     def prime(self, messages: list[dict]) -> None:
         """Encode a conversation's turns ahead of its next request (e.g. right after the answer is sent),
         so that the next fingerprint only has the new user message left to encode."""
-        chunks = [_chunk(m["role"], normalize_text(content_text(m.get("content")))) for m in messages
-                  if m.get("role") in ("user", "assistant") and content_text(m.get("content")).strip()]
+        chunks = [_chunk(role, normalize_text(text)) for role, text in _dialogue(messages)[-HISTORY_TURNS:]]
         if chunks:
-            self.encoder.encode(chunks[-HISTORY_TURNS:])
+            self.encoder.encode(chunks)
 
     @staticmethod
     def _changes_a_value(history: list[tuple[str, str]], current: str) -> bool:

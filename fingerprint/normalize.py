@@ -43,7 +43,11 @@ _DATE = re.compile(r"\b\d{4}[-/.]\d{1,2}[-/.]\d{1,2}\b|\b\d{1,2}[-/.]\d{1,2}[-/.
                    r"\d{4}年\d{1,2}月\d{1,2}[日号]|\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,?\s+\d{1,2}\s+\w+\s+\d{4}\b|"
                    r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?\s+\d{1,2},?\s+\d{4}\b", re.I)
 _CLOCK = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\s*(?:am|pm|AM|PM)?\b")
-_LONG_ID = re.compile(r"\b(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{12,}\b|\b\d{6,}\b")
+# an id: 12+ id characters with a digit, or 6+ digits. The digit is checked on the match (_mask_id), not in a
+# lookahead: a lookahead re-scans the rest of a long run from every word boundary in it (quadratic)
+_LONG_ID = re.compile(r"\b[A-Za-z0-9_-]{12,}\b|\b\d{6,}\b")
+_ASCII_DIGIT = re.compile(r"[0-9]")
+MAX_NUMBER = 10**18               # a spelled-out number beyond this ("hundred hundred ...") is left as written
 _NAMED = re.compile(r"((?:user(?:name)?|name|customer|用户(?:名)?|姓名|客户)\s*[:：=]\s*)([^\n,，;；]+)", re.I)
 
 
@@ -95,6 +99,8 @@ def english_number(text: str) -> int | None:
         else:
             total += (current or 1) * EN_SCALES[w]
             current = 0
+        if current > MAX_NUMBER or total > MAX_NUMBER:
+            return None
     return total + current
 
 
@@ -138,6 +144,10 @@ def normalize_text(text: str) -> str:
     return re.sub(r"[ \t]+", " ", text).strip()
 
 
+def _mask_id(match: re.Match) -> str:
+    return "<id>" if _ASCII_DIGIT.search(match.group(0)) else match.group(0)
+
+
 def mask_volatile(system_prompt: str) -> str:
     """Mask what changes per request in a system prompt without changing its instructions."""
     text = to_halfwidth(system_prompt)
@@ -146,5 +156,5 @@ def mask_volatile(system_prompt: str) -> str:
     text = _DATE.sub("<date>", text)
     text = _CLOCK.sub("<time>", text)
     text = _NAMED.sub(lambda m: m.group(1) + "<name>", text)
-    text = _LONG_ID.sub("<id>", text)
+    text = _LONG_ID.sub(_mask_id, text)
     return re.sub(r"\s+", " ", text).strip()

@@ -7,48 +7,65 @@ import time
 from litestar import Request, delete, get, post
 from litestar.datastructures import State
 
-from gateway.auth import admin_guard, authenticate
+from gateway.auth import admin_guard, authenticate, caller_id, voter_id
 from gateway.cache import SemanticCache
 from gateway.cache.warmup import MAX_WARMUP_ENTRIES, check_entry, warm_all
 from gateway.errors import GatewayError, invalid
 from gateway.metrics import GatewayMetrics
+from gateway.ratelimit import RateLimiter
 from gateway.settings import Settings
 from gateway.upstream import Upstream
-from gateway.validation import decode_json_object
+from gateway.validation import check_text_id, decode_json_object, header_text, is_cache_id
 
 SIGNALS = ("regenerate", "negative", "positive")
 INVALIDATE_KEYS = ("cache_id", "session_id", "tenant", "intent_domain", "system_prompt_version")
 ENTRY_FILTERS = ("tenant", "state", "session_id", "scope", "intent_domain", "system_prompt_version")
+MAX_OFFSET = 10**9
 
 
 def _not_found(cache_id: str) -> GatewayError:
-    return GatewayError(404, f"no cache entry {cache_id!r}", code="entry_not_found")
+    return GatewayError(404, f"no cache entry {cache_id[:64]!r}", code="entry_not_found")
 
 
 @post("/v1/feedback", status_code=200, summary="Feedback on an answer: regenerate, negative or positive")
-async def feedback(request: Request, settings: Settings, cache: SemanticCache, metrics: GatewayMetrics) -> dict:
+async def feedback(request: Request, settings: Settings, cache: SemanticCache, metrics: GatewayMetrics,
+                   limiter: RateLimiter) -> dict:
     tenant = authenticate(request, settings)
+    await limiter.enforce(request, "feedback")
     body = decode_json_object(await request.body())
     cache_id, signal = body.get("cache_id"), body.get("signal")
     if not isinstance(cache_id, str) or not cache_id:
         raise invalid("'cache_id' is required: the X-Cache-Id of the answer", "cache_id", code="missing")
     if signal not in SIGNALS:
         raise invalid(f"'signal' must be one of {list(SIGNALS)}, got {signal!r}", "signal")
+    if not is_cache_id(cache_id):                          # ids are 32 hex digits: this one names no entry
+        raise _not_found(cache_id)
+    session = header_text(request.headers.get("x-session-id")) or body.get("session_id")
+    if session is not None and not isinstance(session, str):
+        raise invalid("'session_id' must be a string", "session_id")
+    if session:
+        session = check_text_id(session[:256], "session_id")      # as chat requests' session ids are kept
     entry = await asyncio.to_thread(cache.store.get, cache_id)
     if entry is None or entry["tenant"] != tenant:        # another tenant's entry does not exist for this caller
         raise _not_found(cache_id)
-    session = request.headers.get("x-session-id") or body.get("session_id")
-    updated = await asyncio.to_thread(cache.store.feedback, cache_id, signal, session)
-    metrics.feedback.labels(signal, "explicit").inc()
-    if signal != "positive" and entry["hit_count"] > 0:
-        metrics.pollution.inc()
+    voter = voter_id(caller_id(request, settings), tenant, session if isinstance(session, str) else None)
+    updated = await asyncio.to_thread(cache.store.feedback, cache_id, signal, session, voter=voter)
+    if updated is None:
+        raise _not_found(cache_id)
+    if updated["counted"]:
+        metrics.feedback.labels(signal, "explicit").inc()
+        if signal != "positive" and entry["hit_count"] > 0:
+            metrics.pollution.inc()
     return {"cache_id": cache_id, "signal": signal, "feedback_score": updated["feedback_score"],
-            "state": updated["state"]}
+            "state": updated["state"], "counted": updated["counted"]}
 
 
 @delete("/admin/sessions/{session_id:str}", guards=[admin_guard], status_code=200,
         summary="Invalidate every entry of a session (admin)")
 async def delete_session(session_id: str, cache: SemanticCache, tenant: str | None = None) -> dict:
+    check_text_id(session_id, "session_id")
+    if tenant:
+        check_text_id(tenant, "tenant")
     count = await asyncio.to_thread(cache.store.invalidate, session_id=session_id, tenant=tenant, reason="admin")
     return {"session_id": session_id, "invalidated": count}
 
@@ -66,6 +83,10 @@ async def invalidate(request: Request, cache: SemanticCache) -> dict:
     bad = [k for k, v in given.items() if not isinstance(v, str) or not v]
     if bad:
         raise invalid(f"'{bad[0]}' must be a non-empty string", bad[0])
+    for key, value in given.items():
+        check_text_id(value, key)
+    if "cache_id" in given and not is_cache_id(given["cache_id"]):
+        return {"invalidated": 0, "where": given}          # no entry has that id: nothing to look up
     count = await asyncio.to_thread(lambda: cache.store.invalidate(**given, reason="admin"))
     return {"invalidated": count, "where": given}
 
@@ -79,7 +100,8 @@ async def warmup(request: Request, cache: SemanticCache, settings: Settings) -> 
                       "entries")
     if len(entries) > MAX_WARMUP_ENTRIES:
         raise invalid(f"at most {MAX_WARMUP_ENTRIES} entries per call; send the rest in another", "entries")
-    items = [check_entry(item, i, settings.max_messages) for i, item in enumerate(entries)]
+    items = [check_entry(item, i, settings.max_messages, settings.max_cache_message_chars)
+             for i, item in enumerate(entries)]
     results = await asyncio.to_thread(warm_all, cache.pipeline, items)
     return {"ids": [r["cache_id"] for r in results], "results": results,
             "written": sum(1 for r in results if r["cache_id"])}
@@ -88,7 +110,7 @@ async def warmup(request: Request, cache: SemanticCache, settings: Settings) -> 
 @post("/admin/entries/{cache_id:str}/promote", guards=[admin_guard], status_code=200,
       summary="Promote an entry to the tenant's global pool (admin)")
 async def promote(cache_id: str, cache: SemanticCache) -> dict:
-    if not await asyncio.to_thread(cache.store.promote_scope, cache_id, "global"):
+    if not is_cache_id(cache_id) or not await asyncio.to_thread(cache.store.promote_scope, cache_id, "global"):
         raise _not_found(cache_id)
     entry = await asyncio.to_thread(cache.store.get, cache_id)
     return {"cache_id": cache_id, "scope": entry["scope"], "state": entry["state"]}
@@ -104,16 +126,16 @@ async def list_entries(request: Request, cache: SemanticCache) -> dict:
         limit, offset = int(params.get("limit", 100)), int(params.get("offset", 0))
     except ValueError:
         raise invalid("'limit' and 'offset' must be integers") from None
-    if not 1 <= limit <= 1000 or offset < 0:
-        raise invalid("'limit' must be between 1 and 1000 and 'offset' at least 0")
-    filters = {k: params.get(k) for k in ENTRY_FILTERS if params.get(k)}
+    if not 1 <= limit <= 1000 or not 0 <= offset <= MAX_OFFSET:
+        raise invalid(f"'limit' must be between 1 and 1000 and 'offset' between 0 and {MAX_OFFSET}")
+    filters = {k: check_text_id(params.get(k), k) for k in ENTRY_FILTERS if params.get(k)}
     entries = await asyncio.to_thread(lambda: cache.store.list_entries(limit=limit, offset=offset, **filters))
     return {"entries": entries, "count": len(entries), "limit": limit, "offset": offset}
 
 
 @get("/admin/entries/{cache_id:str}", guards=[admin_guard], summary="One entry (admin)")
 async def get_entry(cache_id: str, cache: SemanticCache) -> dict:
-    entry = await asyncio.to_thread(cache.store.get, cache_id)
+    entry = await asyncio.to_thread(cache.store.get, cache_id) if is_cache_id(cache_id) else None
     if entry is None:
         raise _not_found(cache_id)
     return entry
@@ -125,7 +147,7 @@ async def admin_stats(state: State, metrics: GatewayMetrics, upstream: Upstream)
               if s.name.endswith("_total")}
     return {"uptime_s": round(time.monotonic() - state.started, 1), "backend": upstream.name,
             **metrics.rates(), "decision_latency": metrics.decision_quantiles(), "upstream_errors": errors,
-            "cache": await asyncio.to_thread(state.store.stats)}
+            "cache": await asyncio.to_thread(state.store.stats), "breaker": state.cache.breaker.snapshot()}
 
 
 ADMIN_HANDLERS = [feedback, delete_session, invalidate, warmup, promote, list_entries, get_entry, admin_stats]

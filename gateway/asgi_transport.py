@@ -11,6 +11,21 @@ import contextlib
 
 import httpx
 
+DISCONNECT_GRACE_S = 2.0
+
+
+async def _stop(task: asyncio.Task, grace_s: float) -> None:
+    """Give the app `grace_s` to finish on its own after http.disconnect (a handler racing its work against
+    the disconnect cancels that work itself; cancelling the handler first could leave it running), then
+    cancel it and wait for it to end."""
+    if task.done():
+        return
+    await asyncio.wait({task}, timeout=grace_s)
+    if not task.done():
+        task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task
+
 
 class _QueueStream(httpx.AsyncByteStream):
     def __init__(self, queue: asyncio.Queue, task: asyncio.Task, disconnected: asyncio.Event, read_timeout: float):
@@ -94,8 +109,16 @@ class StreamingASGITransport(httpx.AsyncBaseTransport):
             start = await asyncio.wait_for(asyncio.shield(started), self.read_timeout)
         except asyncio.TimeoutError:
             disconnected.set()
-            task.cancel()
+            started.add_done_callback(lambda f: f.cancelled() or f.exception())
+            await _stop(task, DISCONNECT_GRACE_S)
             raise httpx.ReadTimeout("the embedded backend did not answer in time") from None
+        except asyncio.CancelledError:
+            # the caller gave up before the headers (its client left): the app sees http.disconnect, then is
+            # cancelled, so the engine aborts the generation instead of running it to the end
+            disconnected.set()
+            started.add_done_callback(lambda f: f.cancelled() or f.exception())   # nobody reads it now
+            await _stop(task, DISCONNECT_GRACE_S)
+            raise
         return httpx.Response(status_code=start["status"], headers=start.get("headers", []),
                               stream=_QueueStream(queue, task, disconnected, self.read_timeout), request=request)
 

@@ -1,6 +1,7 @@
 """Who is calling: the tenant from the API key, and the admin bearer token."""
 from __future__ import annotations
 
+import hashlib
 import hmac
 
 from litestar import Request
@@ -28,3 +29,46 @@ def admin_guard(connection, _handler) -> None:
     if not token or scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
         raise GatewayError(401, "the admin API needs 'Authorization: Bearer <SEMCACHE_ADMIN_TOKEN>'"
                            + ("" if token else " (no admin token is configured)"), code="invalid_admin_token")
+
+
+TRUSTED_HEADER = "x-semcache-admin-token"
+
+
+def is_trusted_caller(request: Request, settings: Settings) -> bool:
+    """Replay and benchmarks may use the engine's internal fields (`forced_output`); they prove it with the
+    admin token in `X-Semcache-Admin-Token`. Every other client is untrusted."""
+    token = settings.admin_token.get_secret_value() if settings.admin_token else ""
+    given = request.headers.get(TRUSTED_HEADER, "")
+    return bool(token) and bool(given) and hmac.compare_digest(given.encode(), token.encode())
+
+
+def caller_id(request: Request, settings: Settings) -> str:
+    """Who is calling, for limits and votes: a hash of the API key when keys are configured (the raw key is
+    never stored or logged), else the client address."""
+    if settings.api_keys:
+        _, _, key = request.headers.get("authorization", "").partition(" ")
+        return "key:" + hashlib.sha256(key.strip().encode()).hexdigest()[:24]
+    client = request.client.host if request.client else "unknown"
+    return "addr:" + client
+
+
+def voter_id(caller: str, tenant: str, session_id: str | None) -> str:
+    """A feedback voter: the session (one user of the tenant's app) when there is one, else the caller."""
+    who = f"{tenant}\0session\0{session_id}" if session_id else f"{tenant}\0{caller}"
+    return hashlib.sha256(who.encode()).hexdigest()[:32]
+
+
+def operator_guard(connection, _handler) -> None:
+    """/metrics and /schema: open on a deployment without credentials; otherwise any API key or the admin
+    token (a Prometheus scraper sends one as a bearer token)."""
+    settings: Settings = connection.app.state.settings
+    token = settings.admin_token.get_secret_value() if settings.admin_token else ""
+    if not settings.api_keys and not token:
+        return
+    scheme, _, given = connection.headers.get("authorization", "").partition(" ")
+    given = given.strip()
+    if scheme.lower() == "bearer" and given and (given in settings.api_keys or (
+            token and hmac.compare_digest(given.encode(), token.encode()))):
+        return
+    raise GatewayError(401, "this endpoint needs 'Authorization: Bearer <API key or admin token>'",
+                       code="invalid_api_key")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import time
@@ -12,11 +13,13 @@ import httpx
 from litestar import Request, Response, post
 from litestar.response import Stream
 
-from gateway.auth import authenticate
+from gateway.auth import authenticate, is_trusted_caller
 from gateway.cache import CacheRequest, Decision, SemanticCache
+from gateway.cache.request_params import GenerationParams
 from gateway.cache.responses import StreamCapture, completion_body, estimate_usage, stream_chunks
 from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics
+from gateway.ratelimit import RateLimiter
 from gateway.settings import Settings
 from gateway.upstream import HOP_HEADERS, Upstream
 from gateway.validation import decode_json_object, session_id, validate_chat
@@ -25,8 +28,9 @@ from validator.key_facts import message_text
 log = logging.getLogger("semcache.gateway")
 
 
-def unsupported_feature(body: dict) -> str | None:
-    """A request the cache does not model is forwarded as it is and never cached."""
+def unsupported_feature(body: dict, max_chars: int | None = None) -> str | None:
+    """A request the cache does not model is forwarded as it is and never cached. A message longer than
+    `max_chars` is one: its fingerprint would cost far more than forwarding it (one pass over the text)."""
     if (body.get("n") or 1) > 1:
         return "n"
     if body.get("tools") or body.get("functions") or body.get("tool_choice"):
@@ -42,7 +46,33 @@ def unsupported_feature(body: dict) -> str | None:
         content = message.get("content")
         if isinstance(content, list) and any(p.get("type") != "text" for p in content):
             return "content"
+        if max_chars is not None and len(message_text(message)) > max_chars:
+            return "too_long"
     return None
+
+
+# Engine-internal fields: `forced_output` chooses the answer (and so what is cached for everyone),
+# `cache_salt` chooses which tenant's KV blocks are shared. The tenant's salt is always the gateway's own.
+INTERNAL_FIELDS = ("forced_output", "cache_salt")
+
+
+def strip_internal_fields(body: dict, raw: bytes, trusted: bool) -> tuple[dict, bytes]:
+    """The body as it may travel upstream: no internal field from an untrusted client; a trusted caller
+    (replay, with the admin token) keeps `forced_output`."""
+    drop = [name for name in INTERNAL_FIELDS if name in body and not (trusted and name == "forced_output")]
+    if not drop:
+        return body, raw
+    body = {k: v for k, v in body.items() if k not in drop}
+    return body, json.dumps(body, ensure_ascii=False).encode()
+
+
+def conversation_id(tenant: str, messages: list[dict]) -> str:
+    """A conversation id for a request that names none: its tenant, system prompt and first user turn.
+    Every later turn of a conversation repeats those, so it is searched within its own conversation."""
+    system = "\n".join(message_text(m) for m in messages if m.get("role") in ("system", "developer"))
+    first = next((message_text(m) for m in messages if m.get("role") == "user"), "")
+    digest = hashlib.sha256("\0".join((tenant, system, first)).encode("utf-8", "surrogatepass")).hexdigest()
+    return "conv-" + digest[:32]
 
 
 def cache_directives(request: Request) -> set[str]:
@@ -58,9 +88,10 @@ def _passthrough_headers(response: httpx.Response) -> dict[str, str]:
             and k.lower() != "server" and not k.lower().startswith("x-cache")}
 
 
-async def _upstream_error(response: httpx.Response, metrics: GatewayMetrics) -> Response:
+async def _upstream_error(response: httpx.Response, metrics: GatewayMetrics, content: bytes | None = None) -> Response:
     """4xx from the backend passes through with its body; 5xx becomes a 502. Nothing is cached."""
-    content = await response.aread()
+    if content is None:
+        content = await response.aread()
     await response.aclose()
     if response.status_code < 500:
         return Response(content=content, status_code=response.status_code,
@@ -91,6 +122,7 @@ class ChatTurn:
                  upstream: Upstream, metrics: GatewayMetrics):
         self.request, self.body, self.raw, self.req = request, body, raw, req
         self.cache, self.upstream, self.metrics = cache, upstream, metrics
+        self.trusted = False              # the caller may use internal fields (replay with the admin token)
         self.stream = bool(body.get("stream"))
         self.include_usage = self.stream and bool((body.get("stream_options") or {}).get("include_usage"))
         self.started = time.perf_counter()
@@ -102,7 +134,7 @@ class ChatTurn:
 
     # ---- answers without the backend --------------------------------------------
     def serve_cached(self, text: str, model: str | None, usage: dict, headers: dict[str, str]) -> Response | Stream:
-        model = self.body.get("model") or model or "semcache"
+        model = model or self.body.get("model") or "semcache"      # the model that produced the answer
         self.cache.saved(usage["prompt_tokens"], usage["completion_tokens"])
         self.done("HIT")
         if self.stream:
@@ -137,22 +169,31 @@ class ChatTurn:
             strip_usage = True
         request_id = self.request.scope.get("state", {}).get("request_id", "")
         headers = self.upstream.headers(request_id, req.session_id, self.request.headers.get("authorization"),
-                                        tenant_salt=req.tenant)
+                                        tenant_salt=req.tenant, trusted=self.trusted)
+        # the whole exchange (send, and for a non-stream answer the body) races the client's disconnect: an
+        # engine sends its headers only when a non-stream answer is done, so waiting for them first would let
+        # a request whose client has left run to the end
+        exchange = asyncio.ensure_future(self._exchange(headers, raw))
+        disconnect = asyncio.ensure_future(_wait_disconnect(self.request))
         try:
-            response = await self.upstream.send("POST", "/v1/chat/completions", headers, raw)
-        except GatewayError as exc:
-            self.metrics.upstream_errors.labels("timeout" if exc.status == 504 else "connect").inc()
-            raise
+            await asyncio.wait({exchange, disconnect}, return_when=asyncio.FIRST_COMPLETED)
+            if not exchange.done():
+                exchange.cancel()             # closes the upstream request: the backend stops generating
+                await asyncio.gather(exchange, return_exceptions=True)
+                return Response(content=b"", status_code=499)
+        finally:
+            for task in (disconnect, exchange):       # the exchange too, when this handler itself is cancelled
+                if not task.done():
+                    task.cancel()
+            await asyncio.gather(disconnect, exchange, return_exceptions=True)
+        response, content = exchange.result()
         if response.status_code >= 400:
-            return await _upstream_error(response, self.metrics)
+            return await _upstream_error(response, self.metrics, content)
         cache_id = uuid.uuid4().hex if decision.cacheable and req.store else None
         if self.stream:
             headers = _cache_headers(decision.outcome, decision.reason, cache_id, decision.score)
             return Stream(self._relay(response, decision, cache_id, StreamCapture(strip_usage), land),
                           media_type="text/event-stream", headers={**headers, "Cache-Control": "no-cache"})
-        content = await self._read(response)
-        if content is None:
-            return Response(content=b"", status_code=499)
         written = None
         try:
             answer = json.loads(content)
@@ -173,19 +214,18 @@ class ChatTurn:
         return Response(content=content, status_code=response.status_code, media_type="application/json",
                         headers={**_passthrough_headers(response), **headers})
 
-    async def _read(self, response: httpx.Response) -> bytes | None:
-        """The whole body, or None when the client went away first (the backend request is then closed)."""
-        read = asyncio.ensure_future(response.aread())
-        disconnect = asyncio.ensure_future(_wait_disconnect(self.request))
-        finished, _ = await asyncio.wait({read, disconnect}, return_when=asyncio.FIRST_COMPLETED)
-        if read not in finished:
-            read.cancel()
-            await asyncio.gather(read, return_exceptions=True)
-            await response.aclose()            # the backend sees the disconnect and stops generating
-            return None
-        disconnect.cancel()
+    async def _exchange(self, headers: dict[str, str], raw: bytes) -> tuple[httpx.Response, bytes | None]:
+        """Send upstream; for a non-stream answer (or an error) also read the whole body. Cancelled, it closes
+        the upstream request (the backend sees the disconnect)."""
         try:
-            return read.result()
+            response = await self.upstream.send("POST", "/v1/chat/completions", headers, raw)
+        except GatewayError as exc:
+            self.metrics.upstream_errors.labels("timeout" if exc.status == 504 else "connect").inc()
+            raise
+        if self.stream and response.status_code < 400:
+            return response, None
+        try:
+            return response, await response.aread()
         except httpx.TimeoutException:
             self.metrics.upstream_errors.labels("timeout").inc()
             raise GatewayError(504, "the backend did not finish in time", "upstream_error",
@@ -243,32 +283,35 @@ class ChatTurn:
         self.cache.saved(int(cached), 0)
 
     async def _write(self, decision: Decision, text: str, usage: dict, cache_id: str) -> str | None:
-        try:
-            return await asyncio.to_thread(self.cache.pipeline.write, self.req, decision, text, usage, cache_id)
-        except Exception:                 # the answer is already on its way: a failed write only loses the entry
-            log.exception("could not write the answer to the cache")
-            return None
+        # fails open: a failed write only loses the entry (the answer is already on its way)
+        return await self.cache.write(self.req, decision, text, usage, cache_id)
 
 
 @post("/v1/chat/completions", status_code=200, summary="Create a chat completion (OpenAI-compatible, cached)")
 async def chat_completions(request: Request, upstream: Upstream, settings: Settings, metrics: GatewayMetrics,
-                           cache: SemanticCache) -> Response | Stream:
+                           cache: SemanticCache, limiter: RateLimiter) -> Response | Stream:
     tenant = authenticate(request, settings)
+    await limiter.enforce(request, "chat")            # before the body is read: a refused request costs nothing
     raw = await request.body()
     body = decode_json_object(raw)
     validate_chat(body, settings.max_messages)
+    trusted = is_trusted_caller(request, settings)
+    body, raw = strip_internal_fields(body, raw, trusted)
     directives = cache_directives(request)
-    req = CacheRequest(tenant, session_id(request.headers, body), body["messages"],
+    session = session_id(request.headers, body)
+    req = CacheRequest(tenant, session or conversation_id(tenant, body["messages"]), body["messages"],
                        serve="no-cache" not in directives, store="no-store" not in directives,
-                       unsupported=unsupported_feature(body))
+                       unsupported=unsupported_feature(body, settings.max_cache_message_chars),
+                       params=GenerationParams.from_body(body), derived_session=session is None)
     turn = ChatTurn(request, body, raw, req, cache, upstream, metrics)
+    turn.trusted = trusted
     _note(request, tenant=tenant, session_id=req.session_id)
     if settings.cache_mode == "off":
         decision = Decision("BYPASS", "cache:off", cacheable=False)
         _note(request, cache="BYPASS", reason=decision.reason)
         return await turn.forward(decision, lambda result: None)
 
-    key = (tenant, req.session_id, req.request_hash)
+    key = (tenant, req.session_id, req.request_hash, req.params.key)
     leader = cache.join(key) if req.serve and not req.unsupported else None
     if leader is not None:
         try:

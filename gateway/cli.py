@@ -24,6 +24,9 @@ def _engine_args(p: argparse.ArgumentParser, default_port: int) -> None:
                    help="hold cached, unreferenced blocks as INT8 (system-prompt blocks stay full precision)")
     p.add_argument("--num-cold-blocks", type=int, default=None, help="size of the INT8 pool in blocks")
     p.add_argument("--data-dir", default=os.environ.get("SEMCACHE_DATA_DIR"))
+    p.add_argument("--internal-token", default=os.environ.get("SEMCACHE_BACKEND_INTERNAL_TOKEN"),
+                   help="the gateway's SEMCACHE_BACKEND_INTERNAL_TOKEN: only callers sending it as "
+                        "X-Semcache-Internal may use internal fields (forced_output, a body cache_salt)")
     p.add_argument("--log-level", default="info")
 
 
@@ -43,7 +46,7 @@ def cmd_backend(args) -> int:
 
     from backend_engine import LLMEngine
     from backend_engine.server import create_app
-    app = create_app(LLMEngine(_engine_config(args)))
+    app = create_app(LLMEngine(_engine_config(args)), internal_token=args.internal_token)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
     return 0
 
@@ -52,7 +55,8 @@ def _settings(args):
     from gateway.settings import load_settings
     return load_settings(args.config, host=getattr(args, "host", None), port=getattr(args, "port", None),
                          backend_model=getattr(args, "model", None), backend_url=getattr(args, "backend_url", None),
-                         log_level=getattr(args, "log_level", None))
+                         log_level=getattr(args, "log_level", None), workers=getattr(args, "workers", None),
+                         migrate_on_start=False if getattr(args, "no_migrate", False) else None)
 
 
 def cmd_serve(args) -> int:
@@ -63,18 +67,135 @@ def cmd_serve(args) -> int:
     settings = _settings(args)
     configure_logging(settings.log_level)
     logging.getLogger("semcache.gateway").info("configuration", extra={"fields": {"config": settings.masked()}})
+    _prepare_database(settings)
+    # migrated (or checked) once, here, before any app or worker starts: the apps only check the schema
+    settings = settings.model_copy(update={"migrate_on_start": False})
+    if settings.workers > 1:
+        return _serve_workers(args, settings)
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_config=None,
                 access_log=False, log_level=settings.log_level)
     return 0
 
 
+def _prepare_database(settings) -> None:
+    """Before serving: upgrade the schema to head (PostgreSQL: under the migration advisory lock, so replicas
+    started together take turns), or with --no-migrate / migrate_on_start=false only check it is current.
+    A problem is a one-line error (exit status 2) that says what to run, not a traceback."""
+    from gateway.store.migrate import database_url, prepare_database
+    url = database_url(settings.database_url.get_secret_value() if settings.database_url else None,
+                       settings.data_dir)
+    shown = prepare_database(url, migrate=settings.migrate_on_start)
+    logging.getLogger("semcache.gateway").info(
+        "database schema at head", extra={"fields": {"database": shown, "migrated": settings.migrate_on_start}})
+
+
+ENGINE_START_TIMEOUT_S = 600.0
+
+
+def _serve_workers(args, settings) -> int:
+    """`serve --workers N`: N uvicorn worker processes on one port (gateway/workers.py), each building its
+    app from the environment (gateway.app:app_from_env), sharing the database, Redis and its index events. The
+    embedded engine is not copied into each worker: it runs once, as `semcache backend` in a child
+    process on a free loopback port, and the workers forward to it."""
+    import uvicorn
+
+    from gateway.workers import reuse_port_supported
+    from gateway.workers import serve as serve_workers
+    log = logging.getLogger("semcache.gateway")
+    if args.config:                                   # the workers read the same file, wherever they start
+        os.environ["SEMCACHE_CONFIG"] = os.path.abspath(args.config)
+    # the CLI's overrides reach the workers as SEMCACHE_* variables (they win over the file there too)
+    os.environ.update({"SEMCACHE_HOST": settings.host, "SEMCACHE_PORT": str(settings.port),
+                       "SEMCACHE_BACKEND_MODEL": settings.backend_model, "SEMCACHE_BACKEND_URL": settings.backend_url,
+                       "SEMCACHE_LOG_LEVEL": settings.log_level, "SEMCACHE_WORKERS": str(settings.workers),
+                       # cmd_serve migrated once, before the workers: they only check the schema
+                       "SEMCACHE_MIGRATE_ON_START": "false"})
+    if not settings.encoder_threads:                  # N workers must not each spin min(cores, 4) threads
+        os.environ["SEMCACHE_ENCODER_THREADS"] = str(max(1, (os.cpu_count() or 1) // settings.workers))
+    engine = None
+    if settings.embedded:
+        engine, backend_url, token = _start_engine(settings)
+        os.environ["SEMCACHE_BACKEND_URL"] = backend_url
+        os.environ["SEMCACHE_BACKEND_INTERNAL_TOKEN"] = token
+        log.info("embedded engine started for the workers", extra={"fields": {"pid": engine.pid,
+                                                                              "url": backend_url}})
+    try:
+        if reuse_port_supported():       # a socket per worker: the kernel spreads connections over them
+            return serve_workers(settings.host, settings.port, settings.workers, settings.log_level)
+        uvicorn.run("gateway.app:app_from_env", factory=True, workers=settings.workers, host=settings.host,
+                    port=settings.port, log_config=None, access_log=False, log_level=settings.log_level)
+        return 0
+    finally:
+        if engine is not None:
+            _stop(engine)
+
+
+def _start_engine(settings):
+    """`semcache backend` with the embedded engine's settings, on a free loopback port; returns once it answers."""
+    import secrets
+    import socket
+    import subprocess
+    import time
+
+    import httpx
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    token = settings.backend_internal_token.get_secret_value() if settings.backend_internal_token else \
+        secrets.token_hex(16)
+    command = [sys.executable, "-m", "gateway.cli", "backend", "--model", settings.backend_model,
+               "--host", "127.0.0.1", "--port", str(port), "--kv-cache-memory", settings.engine_kv_cache_memory,
+               "--max-model-len", str(settings.engine_max_model_len), "--data-dir", str(settings.data_dir),
+               "--log-level", settings.log_level]
+    if not settings.engine_prefix_caching:
+        command.append("--no-prefix-caching")
+    # the token goes by environment, not argv (which any local user can read)
+    engine = subprocess.Popen(command, env={**os.environ, "SEMCACHE_BACKEND_INTERNAL_TOKEN": token},
+                              preexec_fn=_die_with_parent if sys.platform == "linux" else None)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + ENGINE_START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if engine.poll() is not None:
+            raise ValueError(f"the embedded engine exited with status {engine.returncode} before it was ready")
+        try:
+            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                return engine, url + "/v1", token
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    _stop(engine)
+    raise ValueError(f"the embedded engine did not start within {ENGINE_START_TIMEOUT_S:.0f} s")
+
+
+def _die_with_parent() -> None:
+    """In the engine's child process: SIGTERM when `serve` dies, even by SIGKILL (Linux prctl)."""
+    import ctypes
+    import signal
+    ctypes.CDLL(None).prctl(1, signal.SIGTERM)        # PR_SET_PDEATHSIG
+
+
+def _stop(process) -> None:
+    import subprocess
+    process.terminate()
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def cmd_migrate(args) -> int:
-    from gateway.store.migrate import database_url, downgrade, make_engine, upgrade
+    from gateway.store.migrate import database_url, downgrade, make_engine, shown_url, upgrade
     settings = _settings(args)
     url = database_url(settings.database_url.get_secret_value() if settings.database_url else None,
                        settings.data_dir)
+    from sqlalchemy.exc import SQLAlchemyError
     engine = make_engine(url)
-    (downgrade if args.down else upgrade)(engine, args.revision or ("base" if args.down else "head"))
+    try:          # on PostgreSQL under the migration advisory lock: safe while gateways start and migrate too
+        (downgrade if args.down else upgrade)(engine, args.revision or ("base" if args.down else "head"))
+    except SQLAlchemyError as exc:
+        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        raise ValueError(f"cannot migrate the database {shown_url(engine)}: {reason}") from None
     print(f"database {engine.url.render_as_string(hide_password=True)}: "
           f"{'downgraded to' if args.down else 'upgraded to'} {args.revision or ('base' if args.down else 'head')}")
     return 0
@@ -166,13 +287,44 @@ def cmd_calibrate(args) -> int:
     if args.max_false_hit <= 0 or args.max_false_hit >= 1:
         raise ValueError("--max-false-hit must be between 0 and 1")
     config = Path(args.config or os.environ.get("SEMCACHE_CONFIG") or "semcache.toml")
-    result = calibrate(Path(args.file), args.max_false_hit, config, args.sessions)
+    result = calibrate(Path(args.file), args.max_false_hit, config, args.sessions, force=args.force)
     for domain in result["domains"].values():
         print(domain["statement"])
-    print(f"wrote thresholds for {len(result['written'])} domain(s) to {result['config']}: "
-          + ", ".join(f"{d} accept {v['accept']:.3f} candidate {v['candidate']:.3f}"
-                      for d, v in result["written"].items()))
+    if result["written"]:
+        print(f"wrote thresholds for {len(result['written'])} domain(s) to {result['config']}"
+              + (" (--force: not all certified)" if args.force else "") + ": "
+              + ", ".join(f"{d} accept {v['accept']:.3f} candidate {v['candidate']:.3f}"
+                          for d, v in result["written"].items()))
+    refused = [d for d, r in result["domains"].items() if r.get("cacheable_at_bound") and d not in result["written"]]
+    if refused:
+        print(f"refused to write uncertified thresholds for {', '.join(refused)}: their upper bound misses "
+              f"{args.max_false_hit:g}; collect more requests, or pass --force to write them anyway", file=sys.stderr)
+        return 1
     return 0
+
+
+def cmd_eval(args) -> int:
+    """Labelled cases through the decision pipeline: exit status 1 when any case got a wrong HIT (or a probe
+    from another session got a HIT), so CI can gate on it."""
+    from pathlib import Path
+
+    from gateway.replay.evaluate import evaluate, report
+    logging.getLogger("alembic").setLevel(logging.WARNING)      # the throwaway store's migrations
+    settings = _settings(args)
+    token = args.admin_token or (settings.admin_token.get_secret_value() if settings.admin_token else None)
+
+    def progress(done: int, total: int) -> None:
+        if done % 20 == 0 or done == total:
+            print(f"  {done}/{total} cases", file=sys.stderr, flush=True)
+
+    result = evaluate(args.file, settings, url=args.url, admin_token=token, api_key=args.api_key,
+                      tenant=args.tenant, model=args.probe_model, out=Path(args.json) if args.json else None,
+                      progress=progress)
+    print(report(result["summary"]))
+    if args.json:
+        print(f"rows and summary written to {args.json}")
+    summary = result["summary"]
+    return 1 if summary["wrong_hits"] or summary["cross_session_hits"] else 0
 
 
 def cmd_config_show(args) -> int:
@@ -194,8 +346,17 @@ def cmd_models_prepare(args) -> int:
     return 0
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("semcache-gateway")
+    except PackageNotFoundError:           # run from a source tree that was never installed
+        return "0+unknown"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="semcache", description="semantic-cache gateway and bundled engine")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     backend = sub.add_parser("backend", help="run the bundled paged-KV inference server")
     _engine_args(backend, 8001)
@@ -207,6 +368,12 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--model", default=None, help="embedded engine model (SEMCACHE_BACKEND_MODEL)")
     serve.add_argument("--backend-url", default=None, help="'embedded' or an OpenAI-compatible URL")
     serve.add_argument("--log-level", default=None)
+    serve.add_argument("--no-migrate", action="store_true",
+                       help="do not upgrade the database schema at start-up (SEMCACHE_MIGRATE_ON_START=false); "
+                            "an outdated schema then stops serve with a message to run `semcache migrate`")
+    serve.add_argument("--workers", type=int, default=None,
+                       help="worker processes (SEMCACHE_WORKERS, default 1); the embedded engine then runs once, "
+                            "in its own process")
     serve.set_defaults(func=cmd_serve)
     config = sub.add_parser("config", help="configuration")
     config_sub = config.add_subparsers(dest="config_command", required=True)
@@ -249,7 +416,22 @@ def main(argv: list[str] | None = None) -> int:
     cal.add_argument("--max-false-hit", type=float, default=1e-4)
     cal.add_argument("--sessions", type=int, default=None, help="sessions to use from the set")
     cal.add_argument("--config", default=None, help="the file to write (default semcache.toml)")
+    cal.add_argument("--force", action="store_true",
+                     help="also write thresholds whose false-hit upper bound misses --max-false-hit")
     cal.set_defaults(func=cmd_calibrate)
+    ev = sub.add_parser("eval", help="labelled cases through the decision gates: wrong HITs, recall, latency "
+                                     "(exit status 1 on any wrong HIT)")
+    ev.add_argument("file", help="JSON lines: {system, seed, seed_answer, probe, expected, id?, category?, lang?, "
+                                 "domain?} (docs/decision.md)")
+    ev.add_argument("--json", default=None, help="write every row and the summary to this file")
+    ev.add_argument("--url", default=None, help="a running gateway instead of the in-process pipeline")
+    ev.add_argument("--admin-token", default=None, help="for --url: warm-up (default SEMCACHE_ADMIN_TOKEN)")
+    ev.add_argument("--api-key", default=None, help="for --url: the key of the probes, if the gateway has keys")
+    ev.add_argument("--tenant", default="default", help="for --url: the tenant of --api-key (default 'default', "
+                                                        "the tenant of a gateway without keys)")
+    ev.add_argument("--model", dest="probe_model", default=None, help="for --url: the probes' model field (default: none sent)")
+    ev.add_argument("--config", default=None)
+    ev.set_defaults(func=cmd_eval)
     models = sub.add_parser("models", help="model files")
     models_sub = models.add_subparsers(dest="models_command", required=True)
     prepare = models_sub.add_parser("prepare", help="prepare a model into the data dir (GGUF is dequantized once)")

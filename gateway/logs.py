@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import time
 import uuid
@@ -46,11 +47,13 @@ class RequestContextMiddleware:
         state["request_id"] = request_id
         started = time.perf_counter()
         status = {"code": 500}
+        worker = str(os.getpid()).encode()
 
         async def send_with_id(message):
             if message["type"] == "http.response.start":
                 status["code"] = message["status"]
-                message["headers"] = [*message.get("headers", []), (b"x-request-id", request_id.encode())]
+                message["headers"] = [*message.get("headers", []), (b"x-request-id", request_id.encode()),
+                                      (b"x-semcache-worker", worker)]     # which process answered (--workers N)
             await send(message)
 
         try:

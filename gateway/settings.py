@@ -23,6 +23,10 @@ class Settings(BaseSettings):
     backend_url: str = Field("embedded", description="'embedded' (bundled engine in-process) or an OpenAI-compatible base URL")
     backend_model: str = Field("smollm2", description="model of the embedded engine: smollm2, demo, bench, a folder or a .gguf")
     backend_api_key: SecretStr | None = Field(None, description="bearer key sent to the upstream")
+    backend_internal_token: SecretStr | None = Field(
+        None, description="sent as X-Semcache-Internal with requests of trusted callers (replay) so that "
+                          "`semcache backend --internal-token` accepts internal fields; the embedded engine "
+                          "gets a random one per process")
     backend_auth_passthrough: bool = Field(False, description="forward the client's Authorization header upstream "
                                                               "(only when SEMCACHE_API_KEYS is not set)")
     connect_timeout_s: float = 5.0
@@ -35,12 +39,22 @@ class Settings(BaseSettings):
     # requests
     max_body_bytes: int = 4 * 2**20
     max_messages: int = 512
+    max_cache_message_chars: int = Field(16_000, ge=1, description="a request with a longer message is forwarded as BYPASS (unsupported:too_long), never fingerprinted or cached")
     # auth
     api_keys: Annotated[dict[str, str], NoDecode] = Field(default_factory=dict, description="API key -> tenant; 'key:tenant,...' or JSON")
     admin_token: SecretStr | None = None
+    # rate limits: a token bucket per caller (the API key, hashed, when keys are set, else the client address),
+    # shared through Redis when redis_url is set; a rate of 0 turns a limit off
+    rate_limit_chat_rps: float = Field(0.0, ge=0, description="chat requests per second per caller (0: off)")
+    rate_limit_chat_burst: float = Field(20.0, ge=0, description="chat requests a caller may send at once")
+    rate_limit_feedback_rps: float = Field(1.0, ge=0, description="feedback signals per second per caller (0: off)")
+    rate_limit_feedback_burst: float = Field(10.0, ge=0, description="feedback signals a caller may send at once")
     # storage (used by the cache issues)
     data_dir: Path = Field(default_factory=lambda: Path.home() / ".semcache")
     database_url: SecretStr | None = None
+    migrate_on_start: bool = Field(True, description="`semcache serve` upgrades the database schema at start-up "
+                                                   "(on PostgreSQL under an advisory lock); false: it only checks "
+                                                   "the schema is current and stops if not (`--no-migrate`)")
     redis_url: SecretStr | None = None
     redis_prefix: str = Field("semcache", description="namespace of keys and the event channel in Redis")
     models_dir: Path | None = Field(None, description="prepared models (default: <data_dir>/models)")
@@ -48,6 +62,8 @@ class Settings(BaseSettings):
     ready_delay_s: float = Field(30.0, description="a new answer becomes servable after this many seconds")
     max_entries: int = 100_000
     feedback_floor: float = Field(-2.0, description="entries whose feedback score falls below are not served")
+    feedback_max_score: float = Field(2.0, description="positive feedback adds up to this score and no further, so "
+                                                       "no caller can pin an entry against later negatives")
     ttl_s: Annotated[dict[str, float], NoDecode] = Field(default_factory=dict,
                                                          description="per-domain TTL overrides, JSON or domain:seconds,...")
     risk_policy: Path | None = Field(None, description="a risk-policy table (JSON) replacing the bundled one")
@@ -57,6 +73,10 @@ class Settings(BaseSettings):
     thresholds: Annotated[dict[str, dict[str, float]], NoDecode] = Field(
         default_factory=dict, description="per-domain {accept, candidate} over the risk policy's; written by "
                                           "`semcache calibrate` as [thresholds.<domain>] tables, or JSON")
+    hit_sampled_requests: bool = Field(
+        True, description="serve stored answers to requests with temperature > 0: a stored answer is one draw from "
+                          "the distribution such a request asks for, and a client that wants another draw "
+                          "regenerates, which the cache detects; false: only temperature 0 requests hit")
     search_k: int = Field(5, description="candidates fetched from the index per request")
     duplicate_window_s: float = Field(2.0, description="the same messages again within this time are a retry "
                                                        "(served the answer just given), later a regenerate")
@@ -64,9 +84,19 @@ class Settings(BaseSettings):
     hnsw_ef_construction: int = 200
     hnsw_ef_search: int = 128
     index_checkpoint_s: float = Field(300.0, description="how often the HNSW index is saved to the data dir")
+    index_catch_up_s: float = Field(5.0, description="how often the index replays database rows changed since its last sync (entries whose events were lost, e.g. during a Redis outage)")
+    # fail-open: the circuit breaker over the cache's dependencies (database, Redis, encoder)
+    breaker_failures: int = Field(3, ge=1, description="consecutive cache dependency failures that open the breaker "
+                                                       "(requests then bypass the cache)")
+    breaker_cooldown_s: float = Field(5.0, ge=0, description="seconds the breaker stays open before one probe "
+                                                             "request tries the cache again")
     # serving
     host: str = "127.0.0.1"
     port: int = 8000
+    workers: int = Field(1, ge=1, description="gateway worker processes (`serve --workers`); with the embedded "
+                                              "engine, N > 1 runs the engine once, in its own process")
+    encoder_threads: int = Field(0, ge=0, description="ONNX Runtime threads of the encoder per process (0: "
+                                                      "min(cores, 4) with one worker, cores / workers with several)")
     log_level: str = "info"
 
     @field_validator("thresholds", mode="before")
@@ -139,8 +169,21 @@ def parse_size(text: str) -> int:
 
 
 def load_settings(config_file: str | None = None, **overrides: Any) -> Settings:
+    """The settings a command runs with; unknown keys or variables and contradictory values are errors
+    (ValueError, naming the nearest valid key)."""
+    from gateway.config_check import threshold_errors, unknown_keys
     if config_file:
         os.environ["SEMCACHE_CONFIG"] = config_file
         if not Path(config_file).exists():
             raise ValueError(f"config file {config_file} does not exist")
-    return Settings(**{k: v for k, v in overrides.items() if v is not None})
+    errors = unknown_keys(set(Settings.model_fields), Path(os.environ.get("SEMCACHE_CONFIG", "semcache.toml")))
+    if errors:
+        raise ValueError("invalid configuration:\n  " + "\n  ".join(errors))
+    settings = Settings(**{k: v for k, v in overrides.items() if v is not None})
+    errors = threshold_errors(settings.thresholds)
+    if settings.feedback_floor >= settings.feedback_max_score:
+        errors.append(f"feedback_floor ({settings.feedback_floor}) must be below feedback_max_score "
+                      f"({settings.feedback_max_score})")
+    if errors:
+        raise ValueError("invalid configuration:\n  " + "\n  ".join(errors))
+    return settings

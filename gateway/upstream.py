@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
+from typing import Callable
+import secrets
 
 import httpx
 
@@ -23,6 +26,8 @@ from gateway.settings import Settings, parse_size
 
 log = logging.getLogger("semcache.gateway")
 
+# the connection failed before any response byte: retried once (never a timeout, never after the headers)
+RETRYABLE = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError, httpx.ConnectError)
 HOP_HEADERS = {"content-length", "transfer-encoding", "connection", "keep-alive", "content-encoding"}
 
 
@@ -51,6 +56,12 @@ class ShardedTransport(httpx.AsyncBaseTransport):
             await shard.aclose()
 
 
+def upstream_session_id(tenant: str | None, session_id: str) -> str:
+    """The session id the backend sees: ASCII whatever the client sent (a header must be), and distinct per
+    tenant, so two tenants' sessions of the same name never share the engine's session state."""
+    return hashlib.sha256(f"{tenant or ''}\0{session_id}".encode()).hexdigest()[:32]
+
+
 class Upstream:
     def __init__(self, transport: httpx.AsyncBaseTransport, base_url: str, timeout: httpx.Timeout,
                  api_key: str | None = None, auth_passthrough: bool = False, name: str = "upstream",
@@ -63,29 +74,52 @@ class Upstream:
         self.api_key = api_key
         self.auth_passthrough = auth_passthrough
         self.name = name
+        self.internal_token: str | None = None      # proves a trusted caller's internal fields to the engine
         self._exit_stack = contextlib.AsyncExitStack()
+        self.on_retry: Callable[[str], None] | None = None     # counts retries (the app's metrics)
 
     def headers(self, request_id: str, session_id: str | None, client_auth: str | None,
-                tenant_salt: str | None = None) -> dict[str, str]:
+                tenant_salt: str | None = None, trusted: bool = False) -> dict[str, str]:
         headers = {"content-type": "application/json", "x-request-id": request_id}
+        if trusted and self.internal_token:
+            headers["x-semcache-internal"] = self.internal_token
         if session_id:
-            headers["x-session-id"] = session_id
-        if tenant_salt:
-            headers["x-cache-salt"] = tenant_salt
+            headers["x-session-id"] = upstream_session_id(tenant_salt, session_id)
+        if tenant_salt:          # header values are bytes on the wire: a non-ASCII tenant name goes as its hash
+            headers["x-cache-salt"] = tenant_salt if tenant_salt.isascii() else \
+                "sha256:" + hashlib.sha256(tenant_salt.encode()).hexdigest()[:32]
         if self.api_key:
             headers["authorization"] = f"Bearer {self.api_key}"
-        elif self.auth_passthrough and client_auth:
-            headers["authorization"] = client_auth
+        elif self.auth_passthrough and client_auth:    # as received: the server decoded the bytes as Latin-1
+            headers["authorization"] = client_auth if client_auth.isascii() else client_auth.encode("latin-1")
         return headers
 
-    async def send(self, method: str, path: str, headers: dict[str, str], body: bytes | None = None) -> httpx.Response:
+    async def send(self, method: str, path: str, headers: dict[str, str], body: bytes | None = None,
+                   query: bytes = b"") -> httpx.Response:
         """Send and return once the status and headers are in; the body is read by the caller."""
         url = self._urls.get(path)
         if url is None:
-            url = self._urls[path] = self.base_url.copy_with(path=self.base_url.path.rstrip("/") + path)
+            url = self.base_url.copy_with(path=self.base_url.path.rstrip("/") + path)
+            if len(self._urls) < 64:       # the gateway's own routes; client-chosen passthrough paths are not kept
+                self._urls[path] = url
+        if query:
+            url = url.copy_with(query=query)
         request = httpx.Request(method, url, headers=headers, content=body, extensions={"timeout": self.timeout})
         try:
-            return await self.transport.handle_async_request(request)
+            try:
+                return await self.transport.handle_async_request(request)
+            except RETRYABLE as exc:
+                if self.embedded:
+                    raise
+                # no response byte came back: most likely a pooled keep-alive connection that the upstream
+                # closed just as it was reused. Sending the request again once is safe and usually works.
+                log.info("upstream connection failed before any response (%s); retrying once",
+                         exc.__class__.__name__)
+                if self.on_retry is not None:
+                    self.on_retry(exc.__class__.__name__)
+                request = httpx.Request(method, url, headers=headers, content=body,
+                                        extensions={"timeout": self.timeout})
+                return await self.transport.handle_async_request(request)
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             raise GatewayError(502, f"cannot reach the backend at {self.name}: {exc.__class__.__name__}",
                                "upstream_error", code="upstream_unreachable") from None
@@ -109,14 +143,14 @@ class Upstream:
         await self._exit_stack.aclose()
 
 
-async def _embedded_app(settings: Settings):
+async def _embedded_app(settings: Settings, internal_token: str):
     from backend_engine import EngineConfig, LLMEngine        # the gateway's only import of the engine
     from backend_engine.server import create_app
     config = EngineConfig(model=settings.backend_model, kv_cache_memory=parse_size(settings.engine_kv_cache_memory),
                           max_model_len=settings.engine_max_model_len, data_dir=str(settings.data_dir),
                           enable_prefix_caching=settings.engine_prefix_caching)
     engine = await asyncio.to_thread(LLMEngine, config)   # model load must not block the event loop
-    return create_app(engine)
+    return create_app(engine, internal_token=internal_token)
 
 
 async def open_upstream(settings: Settings) -> Upstream:
@@ -124,11 +158,16 @@ async def open_upstream(settings: Settings) -> Upstream:
     api_key = settings.backend_api_key.get_secret_value() if settings.backend_api_key else None
     passthrough = settings.backend_auth_passthrough and not settings.api_keys
     if settings.embedded:
-        app = await _embedded_app(settings)
+        internal_token = secrets.token_hex(16)      # the in-process engine trusts only this gateway
+        app = await _embedded_app(settings, internal_token)
         upstream = Upstream(StreamingASGITransport(app, settings.backend_timeout_s), "http://embedded", timeout,
                             api_key, passthrough, name=f"embedded:{settings.backend_model}", embedded=True)
+        upstream.internal_token = internal_token
         await upstream._exit_stack.enter_async_context(ASGILifespan(app))
         return upstream
     base = settings.backend_url.rstrip("/").removesuffix("/v1")    # accept the URL an OpenAI client would use
-    return Upstream(ShardedTransport(settings.max_connections), base, timeout, api_key, passthrough,
-                    name=settings.backend_url)
+    upstream = Upstream(ShardedTransport(settings.max_connections), base, timeout, api_key, passthrough,
+                        name=settings.backend_url)
+    if settings.backend_internal_token:
+        upstream.internal_token = settings.backend_internal_token.get_secret_value()
+    return upstream

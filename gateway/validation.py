@@ -1,21 +1,44 @@
 """Validation of chat-completion requests before anything is forwarded or cached."""
 from __future__ import annotations
 
+import re
+
 import msgspec
+import numpy as np
 
 from gateway.errors import invalid
 
 ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 PART_TYPES = {"text", "image_url", "input_audio", "file", "refusal"}
+MAX_JSON_DEPTH = 64                 # an OpenAI request nests ~6 deep; tool schemas a few more
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\[\s\S][^"\\]*)*"')
+_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def json_depth(raw: bytes) -> int:
+    """The deepest nesting of arrays and objects in a JSON text, counted without recursion: strings are
+    skipped, then the running count of open brackets is taken in one vectorised pass."""
+    brackets = _JSON_STRING.sub(b"", raw).translate(None, _NOT_BRACKET)
+    if not brackets:
+        return 0
+    codes = np.frombuffer(brackets, dtype=np.uint8)
+    return max(0, int(np.cumsum(np.where((codes == 0x5B) | (codes == 0x7B), 1, -1)).max()))
 
 
 def decode_json_object(raw: bytes) -> dict:
     if not raw:
         raise invalid("the request body is empty; expected a JSON object", code="invalid_json")
+    # the usual body has fewer brackets than the limit in all, so it cannot nest deeper: skip the scan
+    if raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH and json_depth(raw) > MAX_JSON_DEPTH:
+        raise invalid(f"the request body nests arrays and objects deeper than {MAX_JSON_DEPTH} levels",
+                      code="invalid_json")
     try:
         body = msgspec.json.decode(raw)
     except msgspec.DecodeError as exc:
         raise invalid(f"the request body is not valid JSON: {exc}", code="invalid_json") from None
+    except RecursionError:             # json_depth bounds valid JSON; this is only a second fence
+        raise invalid("the request body nests too deeply", code="invalid_json") from None
     if not isinstance(body, dict):
         raise invalid("the request body must be a JSON object", code="invalid_json")
     return body
@@ -31,7 +54,7 @@ def _check_content(content, i: int, role: str) -> None:
     if not isinstance(content, list):
         raise invalid(f"messages[{i}].content must be a string or a list of content parts", "messages")
     for j, part in enumerate(content):
-        if not isinstance(part, dict) or part.get("type") not in PART_TYPES:
+        if not isinstance(part, dict) or not isinstance(part.get("type"), str) or part["type"] not in PART_TYPES:
             raise invalid(f"messages[{i}].content[{j}] must be an object with a 'type' of "
                           f"{sorted(PART_TYPES)}", "messages")
         if part["type"] == "text" and not isinstance(part.get("text"), str):
@@ -53,7 +76,7 @@ def validate_chat(body: dict, max_messages: int) -> None:
         if not isinstance(message, dict):
             raise invalid(f"messages[{i}] must be an object", "messages")
         role = message.get("role")
-        if role not in ROLES:
+        if not isinstance(role, str) or role not in ROLES:
             raise invalid(f"messages[{i}].role {role!r} is not one of {sorted(ROLES)}", "messages")
         _check_content(message.get("content"), i, role)
     model = body.get("model")
@@ -79,11 +102,38 @@ def validate_chat(body: dict, max_messages: int) -> None:
         raise invalid("'metadata' must be an object", "metadata")
 
 
+_CACHE_ID = re.compile(r"[0-9a-f]{32}")
+
+
+def is_cache_id(value) -> bool:
+    """Cache ids are uuid4 hex: anything else names no entry, and is never sent to the database."""
+    return isinstance(value, str) and _CACHE_ID.fullmatch(value) is not None
+
+
+def check_text_id(value: str, field: str) -> str:
+    """Ids from clients (session ids, filters, path parameters) are stored and compared as text: control
+    characters (NUL, CR/LF, ...) are a 400 naming the field, not a database or upstream error."""
+    if _CONTROL.search(value):
+        raise invalid(f"'{field}' must not contain control characters", field)
+    return value
+
+
+def header_text(value: str | None) -> str | None:
+    """A header value as the client wrote it: UTF-8 bytes arrive decoded as Latin-1 and are read back."""
+    if not value or value.isascii():
+        return value
+    try:
+        return value.encode("latin-1").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        return value
+
+
 def session_id(headers, body: dict) -> str | None:
-    """X-Session-Id header, else metadata.session_id, else user (DESIGN.md, request flow step 1)."""
-    value = headers.get("x-session-id")
+    """X-Session-Id header, else metadata.session_id, else user (DESIGN.md, request flow step 1).
+    Any text is a session id (the upstream sees a derived one), except control characters."""
+    value, field = header_text(headers.get("x-session-id")), "X-Session-Id"
     if not value and isinstance(body.get("metadata"), dict):
-        value = body["metadata"].get("session_id")
+        value, field = body["metadata"].get("session_id"), "metadata.session_id"
     if not value:
-        value = body.get("user")
-    return str(value)[:256] if value else None
+        value, field = body.get("user"), "user"
+    return check_text_id(str(value)[:256], field) if value else None

@@ -15,6 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests import services
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -66,8 +68,10 @@ def demo_backend():
     server.stop()
 
 
-def metric(url: str, name: str) -> float:
-    for line in httpx.get(url + "/metrics").text.splitlines():
+def metric(url: str, name: str, token: str | None = None) -> float:
+    """A gateway metric; /metrics needs a credential where keys or an admin token are configured."""
+    headers = {"Authorization": f"Bearer {token or ADMIN_TOKEN}"}
+    for line in httpx.get(url + "/metrics", headers=headers).text.splitlines():
         if line.startswith(name + " ") or line.startswith(name + "{"):
             return float(line.rsplit(" ", 1)[1])
     raise KeyError(name)
@@ -100,27 +104,35 @@ def proxy_gateway(demo_backend):
     server.stop()
 
 
+def pg_admin_url() -> str:
+    """The tests' PostgreSQL server (tests/services.py): SEMCACHE_TEST_PG_URL (default 127.0.0.1:5432) when it
+    answers, else a throwaway server the suite starts once; the test is skipped, loudly, when neither can be had."""
+    try:
+        return services.pg_admin_url()
+    except services.Unavailable as exc:
+        pytest.skip(str(exc))
+
+
+def redis_server_url() -> str:
+    """The tests' Redis: SEMCACHE_TEST_REDIS_URL (default 127.0.0.1:6379/0) when it answers, else a throwaway
+    redis-server the suite starts once; skipped, loudly, when neither can be had."""
+    try:
+        return services.redis_url()
+    except services.Unavailable as exc:
+        pytest.skip(str(exc))
+
+
 @contextlib.contextmanager
 def throwaway_database():
-    """A new PostgreSQL database on 127.0.0.1:5432, dropped afterwards."""
-    psycopg = pytest.importorskip("psycopg")
-    import uuid
-    name = "semcache_test_" + uuid.uuid4().hex[:12]
-    try:
-        admin = psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True, connect_timeout=3)
-    except psycopg.OperationalError as exc:
-        pytest.fail(f"PostgreSQL is not reachable on 127.0.0.1:5432: {exc}")
-    admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield f"postgresql://postgres@127.0.0.1:5432/{name}"
-    finally:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.close()
+    """A new PostgreSQL database on the tests' server (see pg_admin_url), dropped afterwards."""
+    pg_admin_url()
+    with services.throwaway_database() as url:
+        yield url
 
 
 @pytest.fixture()
 def pg_url():
-    """A throwaway PostgreSQL database on 127.0.0.1:5432 for one test."""
+    """A throwaway PostgreSQL database on the tests' server for one test."""
     with throwaway_database() as url:
         yield url
 
@@ -147,14 +159,10 @@ def cache_gateway(demo_backend):
     messages again within 1 s are a retry, later a regenerate."""
     import uuid
 
-    import redis
-    try:
-        redis.Redis.from_url("redis://127.0.0.1:6379/0", socket_connect_timeout=2).ping()
-    except redis.RedisError as exc:
-        pytest.fail(f"Redis is not reachable on 127.0.0.1:6379: {exc}")
+    redis = redis_server_url()
     with throwaway_database() as database:
         env = {"SEMCACHE_BACKEND_URL": demo_backend.url + "/v1", "SEMCACHE_DATABASE_URL": database,
-               "SEMCACHE_REDIS_URL": "redis://127.0.0.1:6379/0",
+               "SEMCACHE_REDIS_URL": redis,
                "SEMCACHE_REDIS_PREFIX": "semcache-test-" + uuid.uuid4().hex[:8],
                **fresh_dirs(),
                "SEMCACHE_API_KEYS": GATEWAY_KEYS, "SEMCACHE_ADMIN_TOKEN": ADMIN_TOKEN,
@@ -170,11 +178,19 @@ def cache_gateway(demo_backend):
 
 @pytest.fixture()
 def redis_url():
-    """Redis on 127.0.0.1:6379, database 0; keys and channels used by tests are namespaced by content."""
-    import redis
-    url = "redis://127.0.0.1:6379/0"
-    try:
-        redis.Redis.from_url(url, socket_connect_timeout=2).ping()
-    except redis.RedisError as exc:
-        pytest.fail(f"Redis is not reachable on 127.0.0.1:6379: {exc}")
-    return url
+    """The tests' Redis (see redis_server_url); keys and channels used by tests are namespaced by content."""
+    return redis_server_url()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    services.stop_all()                 # the throwaway PostgreSQL and Redis, if the suite started any
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """Which PostgreSQL and Redis the suite used, or, loudly, why it had none (those tests were skipped)."""
+    notes = services.notes()
+    if notes:
+        loud = any(note.startswith("NO ") for note in notes)
+        terminalreporter.write_sep("!" if loud else "-", "PostgreSQL and Redis of this run", red=loud, bold=loud)
+        for note in notes:
+            terminalreporter.write_line(note, red=note.startswith("NO "), bold=note.startswith("NO "))

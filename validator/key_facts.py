@@ -7,6 +7,7 @@ ours, so that it can be reasoned about (and replaced) on its own.
 """
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from datetime import date, timedelta
@@ -24,13 +25,16 @@ MONEY_UNITS = r"元|块|人民币|RMB|CNY|yuan|USD|dollars?|美元|EUR|euros?|�
 WEEKDAYS = {"monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5, "sunday": 6,
             "一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6,
             "1": 0, "2": 1, "3": 2, "4": 3, "5": 4, "6": 5, "7": 6}
+# facts are read from this much of a text at most (an answer's head, a request context's most recent part):
+# the cost of extraction is bounded however long the answer or the conversation
+MAX_FACT_CHARS = 20_000
 MONTHS = {m: i + 1 for i, m in enumerate(["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
                                           "nov", "dec"])}
 _CN_RUN = re.compile(r"[零〇一二两三四五六七八九十百千万亿]+")
-_LIST_ITEM = re.compile(r"^\s*(?:[-*•·]|\d+[.)、]|[一二三四五六七八九十]+、|第[一二三四五六七八九十\d]+[天步]?[:：])\s*(.+)$", re.M)
+_LIST_ITEM = re.compile(r"^[^\S\n]*(?:[-*•·]|\d+[.)、]|[一二三四五六七八九十]+、|第[一二三四五六七八九十\d]+[天步]?[:：])\s*(.+)$", re.M)
 _BUDGET = re.compile(r"(?:budget|预算|under|below|within|no more than|at most|max(?:imum)?|不超过|最多|控制在)"
-                     r"[^\d]{0,12}(\d+(?:\.\d+)?)|(\d+(?:\.\d+)?)\s*(?:%s)?\s*(?:以内|以下|之内|的预算)" % MONEY_UNITS, re.I)
-_MONEY = re.compile(r"(?:[$€£¥￥]\s*(\d+(?:\.\d+)?))|(\d+(?:\.\d+)?)\s*(?:%s)(?![A-Za-z])" % MONEY_UNITS, re.I)
+                     r"[^\d]{0,12}(\d+(?:\.\d+)?)|(?<!\d)(\d+(?:\.\d+)?)\s*(?:%s)?\s*(?:以内|以下|之内|的预算)" % MONEY_UNITS, re.I)
+_MONEY = re.compile(r"(?:[$€£¥￥]\s*(\d+(?:\.\d+)?))|(?<!\d)(\d+(?:\.\d+)?)\s*(?:%s)(?![A-Za-z])" % MONEY_UNITS, re.I)
 _EXCLUDE = re.compile(r"(?:without|no|not|remove|drop|skip|exclude|except|don'?t (?:want|include|go to))\s+"
                       r"(?:the\s+|any\s+)?([A-Za-z][\w' -]{1,30}?)(?=[,.;!?\n]|\s+(?:and|but|please)\b|$)|"
                       r"(?:不要|去掉|去除|删掉|排除|不去|别去|不想去|取消)([\u4e00-\u9fff]{1,8}?)(?=[，。,.;；!！?？和、]|$)",
@@ -39,6 +43,8 @@ _INCLUDE = re.compile(r"(?:add|include|including|plus|also visit|with)\s+(?:a\s+
                       r"([A-Za-z][\w' -]{1,30}?)(?=[,.;!?\n]|\s+(?:and|but|please)\b|$)|"
                       r"(?:加上|加一天去|加|增加|还要去|包括|包含)([\u4e00-\u9fff]{1,8}?)(?=[，。,.;；!！?？和、]|$)", re.I)
 _QUOTED = re.compile(r"[\"“「『]([^\"”」』]{2,40})[\"”」』]")
+# Text is untrusted: numbers are read from the first digit of a run only ((?<!\d) above), as a match tried from
+# every digit of a long run backtracks through the rest of it each time; no pattern rescans unbounded text.
 
 
 def chinese_number(text: str) -> int | None:
@@ -89,14 +95,30 @@ def _num(value: str) -> float:
     return float(value)
 
 
+def _nums(values) -> list[float]:
+    """The numbers of digit strings, without those too large for a float ("9" * 500 is inf): no quantity
+    anyone asked about, and not a number JSON (or the database) can hold."""
+    return [n for n in map(_num, values) if math.isfinite(n)]
+
+
+def _date(year: int, month: int, day: int) -> date | None:
+    """A calendar date, or None for what only looks like one (2023-13-01, Feb 30, 13月40日)."""
+    try:
+        return date(year, month, day)
+    except ValueError:
+        return None
+
+
 def resolve_dates(text: str, today: date) -> list[str]:
+    """Dates named in a text, relative ones resolved against `today`. Text is untrusted: a match that is no
+    calendar date is skipped, never raised."""
     out = []
     for m in re.finditer(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b", text):
-        out.append(date(int(m.group(1)), int(m.group(2)), int(m.group(3))))
+        out.append(_date(int(m.group(1)), int(m.group(2)), int(m.group(3))))
     for m in re.finditer(r"(\d{1,2})月(\d{1,2})[日号]", text):
-        out.append(date(today.year, int(m.group(1)), int(m.group(2))))
+        out.append(_date(today.year, int(m.group(1)), int(m.group(2))))
     for m in re.finditer(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(\d{1,2})\b", text, re.I):
-        out.append(date(today.year, MONTHS[m.group(1).lower()], int(m.group(2))))
+        out.append(_date(today.year, MONTHS[m.group(1).lower()], int(m.group(2))))
     relative = {"today": 0, "今天": 0, "tomorrow": 1, "明天": 1, "后天": 2, "day after tomorrow": 2}
     for word, days in relative.items():
         if re.search(r"(?<![A-Za-z])%s(?![A-Za-z])" % word, text, re.I):
@@ -112,20 +134,21 @@ def resolve_dates(text: str, today: date) -> list[str]:
             continue
         ahead = (target - today.weekday()) % 7       # "next Friday": the first Friday after today
         out.append(today + timedelta(days=ahead or 7))
-    return sorted({d.isoformat() for d in out})
+    return sorted({d.isoformat() for d in out if d is not None})
 
 
 class KeyFactExtractor:
     def extract(self, text: str, today: date | None = None) -> dict:
         today = today or date.today()
-        raw = text or ""
+        raw = (text or "")[:MAX_FACT_CHARS]
         text = normalize(raw)
-        money = [_num(a or b) for a, b in _MONEY.findall(text)]
-        budget = [_num(a or b) for a, b in _BUDGET.findall(text)]
+        money = _nums(a or b for a, b in _MONEY.findall(text))
+        budget = _nums(a or b for a, b in _BUDGET.findall(text))
         units: dict[str, list[float]] = {}
         for unit, pattern in UNIT_WORDS.items():
-            for m in re.finditer(r"(\d+(?:\.\d+)?)[\s-]*(?:%s)(?![A-Za-z])" % pattern, text, re.I):
-                units.setdefault(unit, []).append(_num(m.group(1)))
+            for m in re.finditer(r"(?<!\d)(\d+(?:\.\d+)?)[\s-]*(?:%s)(?![A-Za-z])" % pattern, text, re.I):
+                for number in _nums([m.group(1)]):
+                    units.setdefault(unit, []).append(number)
         items = [m.strip() for m in _LIST_ITEM.findall(raw)]
         named = sorted({q.strip().lower() for q in _QUOTED.findall(raw)} |
                        {m.lower() for m in re.findall(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]+(?:\s+[A-Z][a-z]+)*)", raw)})
@@ -135,17 +158,17 @@ class KeyFactExtractor:
             "dates": resolve_dates(text, today), "list_items": items, "named_items": named,
             "excluded": sorted({(a or b).strip().lower().rstrip("s") for a, b in _EXCLUDE.findall(text)}),
             "included": sorted({(a or b).strip().lower().rstrip("s") for a, b in _INCLUDE.findall(text)}),
-            "numbers": sorted({_num(n) for n in re.findall(r"(?<![\d.])\d+(?:\.\d+)?(?![\d.])", text)}),
+            "numbers": sorted(set(_nums(re.findall(r"(?<![\d.])\d+(?:\.\d+)?(?![\d.])", text)))),
         }
 
     def for_entry(self, messages: list[dict], answer_text: str, today: date | None = None) -> dict:
         """What is stored with a cache entry: the answer's facts and its request context's facts."""
-        users = " \n".join(message_text(m) for m in messages if m.get("role") == "user")
+        users = " \n".join(message_text(m) for m in messages if m.get("role") == "user")[-MAX_FACT_CHARS:]
         return {"answer": self.extract(answer_text, today), "context": self.extract(users, today)}
 
 
 def message_text(message: dict) -> str:
     content = message.get("content")
     if isinstance(content, list):
-        return " ".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return content or ""
+        return " ".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+    return content if isinstance(content, str) else ""

@@ -14,10 +14,12 @@ from functools import lru_cache
 from pathlib import Path
 
 DEFAULT_TABLE = Path(__file__).parent / "data" / "risk_policy.json"
+# every repetition is bounded ("price of ... now" within 120 characters): each match attempt costs a constant,
+# so a long text costs one pass (an unbounded ".*" re-scans the rest of the line from every "price of")
 VOLATILE = re.compile(
     r"(?<![A-Za-z])(right now|currently|at the moment|today'?s?|tonight|this morning|latest|live|real[- ]time|"
     r"current (?:price|rate|weather|score|time)|stock price|share price|exchange rate|weather|forecast|"
-    r"breaking news|headlines?|traffic|what time is it|price of .* now)(?![A-Za-z])|"
+    r"breaking news|headlines?|traffic|what time is it|price of .{0,120} now)(?![A-Za-z])|"
     r"现在|此刻|目前|今天|今晚|今日|最新|实时|天气|股价|汇率|行情|头条|路况|几点了|现价", re.I)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -17,6 +18,8 @@ from functools import partial
 
 from fingerprint import Fingerprint, Fingerprinter
 from fingerprint.entities import conflicts
+from gateway.auth import voter_id
+from gateway.cache.request_params import MISMATCHES, GenerationParams, mismatch
 from gateway.cache.signals import is_negative, is_refinement, is_reset
 from gateway.index import SearchFilter
 from gateway.store import CacheStore, NewEntry
@@ -25,7 +28,6 @@ from validator.change_intent import ChangeIntentClassifier
 from validator.key_facts import message_text
 
 log = logging.getLogger("semcache.decision")
-GATE_PENALTY = 0.25          # an entry that keeps attracting near-misses sinks toward the feedback floor
 TURN_CHARS = 600             # each stored turn of the cached request, for the classifier
 
 
@@ -37,6 +39,9 @@ class CacheRequest:
     serve: bool = True                 # false: Cache-Control no-cache
     store: bool = True                 # false: Cache-Control no-store
     unsupported: str | None = None     # a feature the cache does not model (tools, n > 1, images, ...)
+    degraded: bool = False             # the cache failed open for this request: nothing more is read or written
+    params: GenerationParams = field(default_factory=GenerationParams)   # model, max_tokens, stop, sampling
+    derived_session: bool = False      # no session id was sent: the conversation id is derived (see chat.py)
 
     @property
     def request_hash(self) -> str:
@@ -76,6 +81,21 @@ def request_hash(messages: list[dict]) -> str:
     return hashlib.sha256(json.dumps(canonical, ensure_ascii=False).encode()).hexdigest()
 
 
+def storable(value):
+    """Request- and backend-derived values as every store can hold them: PostgreSQL text and JSON cannot hold
+    NUL, which becomes U+FFFD, and JSON has no Infinity or NaN, which become null (the request hash, taken
+    from the messages as sent, is unaffected)."""
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd") if "\x00" in value else value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {storable(k): storable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [storable(v) for v in value]
+    return value
+
+
 def current_user_text(messages: list[dict]) -> str:
     return next((message_text(m) for m in reversed(messages) if m.get("role") == "user"), "")
 
@@ -102,7 +122,7 @@ def _stage(timings: dict, name: str):
 class DecisionPipeline:
     def __init__(self, store: CacheStore, fingerprinter: Fingerprinter, intent: ChangeIntentClassifier,
                  validator: KeyFactValidator | None = None, policies: RiskPolicy | None = None, search_k: int = 5,
-                 duplicate_window_s: float = 2.0, mode: str = "semantic"):
+                 duplicate_window_s: float = 2.0, mode: str = "semantic", allow_sampled_hits: bool = True):
         self.store = store
         self.fingerprinter = fingerprinter
         self.intent = intent
@@ -112,6 +132,7 @@ class DecisionPipeline:
         self.search_k = search_k
         self.duplicate_window_s = duplicate_window_s
         self.mode = mode
+        self.allow_sampled_hits = allow_sampled_hits
 
     # ---- decide -------------------------------------------------------------
     def decide(self, req: CacheRequest) -> Decision:
@@ -119,6 +140,8 @@ class DecisionPipeline:
         watch = partial(_stage, timings)
         started = time.perf_counter()
         decision = self._decide(req, watch)
+        if decision.outcome == "HIT":
+            decision = self._honour_params(req, decision)
         decision.timings_ms = timings
         timings["total"] = (time.perf_counter() - started) * 1e3
         return decision
@@ -184,8 +207,8 @@ class DecisionPipeline:
             gates["intent"] = intent.label
             gates["intent_probs"] = {k: round(v, 3) for k, v in intent.probs.items()}
             if intent.label != "same":
-                if gates["band"] == "accept":
-                    self._penalize(entry, f"intent:{intent.label}")
+                # a gate's doubt is not the entry's fault: only users' evidence (feedback, regenerate,
+                # "that's wrong") lowers an entry's feedback score, never a near-miss
                 outcome = downgrade if intent.label == "modify" else "MISS"
                 return Decision(outcome, f"intent:{intent.label}", score=score, entry=entry, gates=gates, **base)
             if not policy.allow_direct_hit:
@@ -194,20 +217,35 @@ class DecisionPipeline:
                 verdict = self.validator.check(req.messages, entry.get("key_facts") or {})
                 gates["validator"] = verdict.reason or "ok"
                 if not verdict.ok:
-                    self._penalize(entry, verdict.reason)
                     rule = verdict.reason.split(":", 1)[0]
                     return Decision(downgrade, f"validator:{rule}", score=score, entry=entry, gates=gates, **base)
         return Decision("HIT", "accept", score=score, entry=entry, gates=gates, **base)
+
+    def _honour_params(self, req: CacheRequest, decision: Decision) -> Decision:
+        """A stored answer the backend could not have given this request (another model, longer than its
+        max_tokens, holding one of its stop strings) is not served: the backend answers."""
+        why = mismatch(req.params, decision.entry, self.allow_sampled_hits)
+        if why is None:
+            return decision
+        decision.gates["params"] = why
+        return Decision("PARTIAL" if req.in_conversation else "MISS", f"params:{why}", cacheable=req.store,
+                        score=decision.score, entry=decision.entry, fingerprint=decision.fingerprint,
+                        gates=decision.gates, implicit_feedback=decision.implicit_feedback)
 
     def _exact(self, req: CacheRequest, watch) -> Decision:
         """The baseline: the same messages, in any session of the tenant, and nothing else."""
         if not req.serve:
             return Decision("BYPASS", "client:no-cache", cacheable=req.store)
         with watch("search"):
-            entry = self.store.find_exact(req.tenant, req.request_hash)
-        if entry is None:
+            entries = self.store.find_exact(req.tenant, req.request_hash)
+        if not entries:
             return Decision("MISS", "no_entry", cacheable=req.store)
-        return Decision("HIT", "exact", cacheable=False, score=1.0, entry=entry)
+        why = [mismatch(req.params, e, self.allow_sampled_hits) for e in entries]
+        if None in why:
+            return Decision("HIT", "exact", cacheable=False, score=1.0, entry=entries[why.index(None)])
+        # none fits: the closest (another model is furthest) explains why, and this request's answer is written
+        closest = max(range(len(entries)), key=lambda i: MISMATCHES.index(why[i]))
+        return Decision("HIT", "exact", cacheable=req.store, score=1.0, entry=entries[closest])
 
     def _duplicate(self, req: CacheRequest, last: dict | None) -> Decision | None:
         """The same messages again within `duplicate_window_s` of the answer: a client retry or a burst, not a
@@ -223,38 +261,34 @@ class DecisionPipeline:
     def _implicit_feedback(self, req: CacheRequest, current: str, last: dict | None) -> dict | None:
         """The same messages again (a regenerate), or "that's wrong" right after an answer: the previous
         answer of this session gets negative feedback (a pending one is dropped)."""
-        if not last or not last.get("cache_id"):
-            return None
+        if not last or not last.get("cache_id") or req.derived_session:
+            return None                   # a derived conversation id may be shared by several people
         if last.get("request_hash") == req.request_hash:
             signal = "regenerate"
         elif is_negative(current):
             signal = "negative"
         else:
             return None
-        self.store.feedback(last["cache_id"], signal, req.session_id)
+        self.store.feedback(last["cache_id"], signal, req.session_id,
+                            voter=voter_id("implicit", req.tenant, req.session_id))
         self.store.remember_turn(req.tenant, req.session_id, {**last, "cache_id": None})   # one signal per answer
         return {"signal": signal, "cache_id": last["cache_id"], "was_hit": last.get("outcome") == "HIT"}
-
-    def _penalize(self, entry: dict, reason: str) -> None:
-        try:
-            self.store.feedback(entry["cache_id"], "gate", delta=-GATE_PENALTY, detail=reason)
-        except Exception:                 # a penalty is advisory; it must not fail the request
-            log.exception("could not lower the feedback score of %s", entry.get("cache_id"))
 
     # ---- write --------------------------------------------------------------
     def new_entry(self, req: CacheRequest, fp: Fingerprint, answer: str, *, usage: dict | None = None,
                   cache_id: str | None = None, state: str = "pending", scope: str = "session") -> NewEntry:
-        tags = asdict(fp.tags)
-        turns = [{"role": m["role"], "content": message_text(m)[:TURN_CHARS]} for m in req.messages
+        tags = storable(asdict(fp.tags))
+        turns = [{"role": m["role"], "content": storable(message_text(m)[:TURN_CHARS])} for m in req.messages
                  if m.get("role") in ("user", "assistant")][-4:]
         fingerprint = hashlib.sha256((fp.system_prompt_version + json.dumps(tags, sort_keys=True,
                                                                             ensure_ascii=False)).encode()).hexdigest()
-        usage = dict(usage or {})
+        usage = storable(dict(usage or {}))
         usage["prompt_chars"] = sum(len(message_text(m)) for m in req.messages)
         return NewEntry(tenant=req.tenant, session_id=req.session_id, vector=fp.vector, tags=tags, answer_text=answer,
                         system_prompt_version=fp.system_prompt_version, context_fingerprint=fingerprint,
-                        key_facts=self.extractor.for_entry(req.messages, answer), scope=scope,
-                        request_text=json.dumps({"view": fp.context_view, "turns": turns}, ensure_ascii=False),
+                        key_facts=storable(self.extractor.for_entry(req.messages, answer)), scope=scope,
+                        request_text=json.dumps({"view": storable(fp.context_view), "turns": turns},
+                                                ensure_ascii=False),
                         answer_tokens=int(usage.get("completion_tokens") or 0), state=state, cache_id=cache_id,
                         request_hash=req.request_hash, usage=usage)
 
@@ -262,13 +296,21 @@ class DecisionPipeline:
               cache_id: str | None = None) -> str | None:
         if not (decision.cacheable and req.store and answer.strip()):
             return None
+        if "\x00" in answer:             # served as the backend sent it, but not stored: text cannot hold NUL
+            log.info("answer not cached: it contains a NUL character")
+            return None
         fp = decision.fingerprint or self.fingerprinter.fingerprint(req.messages)     # exact mode decides without
         state = "ready" if self.store.config.ready_delay_s <= 0 else "pending"
+        # the parameters this answer was generated under (a warmed answer has none: it serves any model)
+        usage = {**(usage or {}), "request": req.params.record()}
         return self._write(self.new_entry(req, fp, answer, usage=usage, cache_id=cache_id, state=state))
 
     def _write(self, new: NewEntry) -> str:
         cache_id = self.store.write(new)
-        self.intent.prime(cached_messages({"request_text": new.request_text, "answer_text": new.answer_text}))
+        # the classifier's side of a future hit, encoded when the encoder is idle (under load: when a hit
+        # candidate first needs it); most entries never meet one, so the request path does not pay for it
+        self.fingerprinter.encoder.when_idle(partial(self.intent.prime, cached_messages(
+            {"request_text": new.request_text, "answer_text": new.answer_text})))
         return cache_id
 
     def warm(self, req: CacheRequest, answer: str, scope: str) -> tuple[str | None, str]:
@@ -276,6 +318,8 @@ class DecisionPipeline:
         current = current_user_text(req.messages)
         if not current.strip():
             return None, "the messages need a user turn"
+        if "\x00" in answer:
+            return None, "the answer contains a NUL character"
         if RiskPolicy.is_volatile(current):
             return None, "policy:realtime"
         fp = self.fingerprinter.fingerprint(req.messages)

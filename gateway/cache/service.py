@@ -1,5 +1,9 @@
 """The semantic cache as the app sees it: the decision pipeline, request coalescing, and bookkeeping
-(hit counts, saved tokens, the session's last turn) done off the response path."""
+(hit counts, saved tokens, the session's last turn) done off the response path.
+
+The cache fails open: when the database, Redis or the encoder fails, the request is forwarded as
+BYPASS `fail_open:<dependency>` and nothing is written; after `breaker_failures` consecutive failures
+the circuit breaker opens and requests skip the cache (BYPASS `cache:degraded`) until a probe succeeds."""
 from __future__ import annotations
 
 import asyncio
@@ -8,6 +12,7 @@ import time
 from pathlib import Path
 
 from fingerprint import Fingerprinter, TextEncoder
+from gateway.cache.breaker import CLOSED, OPEN, STATE_VALUES, CircuitBreaker, dependency_of
 from gateway.cache.decision import CacheRequest, Decision, DecisionPipeline
 from gateway.metrics import GatewayMetrics
 from gateway.store import CacheStore
@@ -18,10 +23,12 @@ log = logging.getLogger("semcache.cache")
 
 
 class SemanticCache:
-    def __init__(self, pipeline: DecisionPipeline, metrics: GatewayMetrics):
+    def __init__(self, pipeline: DecisionPipeline, metrics: GatewayMetrics, breaker: CircuitBreaker | None = None):
         self.pipeline = pipeline
         self.store = pipeline.store
         self.metrics = metrics
+        self.breaker = breaker or CircuitBreaker()
+        self.breaker._on_change = lambda state: metrics.breaker_state.set(STATE_VALUES[state])
         # identical requests in flight: followers wait for the leader's answer instead of computing it again
         self.flights: dict[tuple, asyncio.Future] = {}
         self._background: set[asyncio.Task] = set()
@@ -30,9 +37,11 @@ class SemanticCache:
     def build(cls, store: CacheStore, metrics: GatewayMetrics, embedding_model: str = "e5-small",
               models_dir: Path | None = None, risk_policy: Path | None = None, search_k: int = 5,
               duplicate_window_s: float = 2.0, mode: str = "semantic",
-              thresholds: dict[str, dict[str, float]] | None = None) -> "SemanticCache":
+              thresholds: dict[str, dict[str, float]] | None = None,
+              encoder_threads: int | None = None, breaker_failures: int = 3,
+              breaker_cooldown_s: float = 5.0, allow_sampled_hits: bool = True) -> "SemanticCache":
         """Loads the encoder and the classifier (seconds): call it from a worker thread."""
-        encoder = TextEncoder(embedding_model, models_dir=models_dir)
+        encoder = TextEncoder(embedding_model, models_dir=models_dir, threads=encoder_threads or None)
         if encoder.dim != store.config.dim:
             raise ValueError(f"the embedding model {embedding_model!r} gives {encoder.dim}-d vectors but the store "
                              f"holds {store.config.dim}-d ones")
@@ -43,11 +52,29 @@ class SemanticCache:
                                         **{k: float(v) for k, v in values.items() if k in ("accept", "candidate")}}
         pipeline = DecisionPipeline(store, fingerprinter, ChangeIntentClassifier(fingerprinter.embed),
                                     policies=policies, search_k=search_k,
-                                    duplicate_window_s=duplicate_window_s, mode=mode)
-        return cls(pipeline, metrics)
+                                    duplicate_window_s=duplicate_window_s, mode=mode,
+                                    allow_sampled_hits=allow_sampled_hits)
+        return cls(pipeline, metrics, CircuitBreaker(breaker_failures, breaker_cooldown_s))
 
     async def decide(self, req: CacheRequest) -> Decision:
-        decision = await asyncio.to_thread(self.pipeline.decide, req)
+        """The decision, or BYPASS when the cache cannot decide: it never raises for a dependency failure."""
+        go, probe = self.breaker.allow()
+        if not go:
+            dependency = self.breaker.last_dependency or "store"
+            self.metrics.fail_open.labels(dependency, "skipped").inc()
+            req.degraded = True
+            return Decision("BYPASS", "cache:degraded", cacheable=False,
+                            gates={"fail_open": dependency, "breaker": self.breaker.state})
+        try:
+            if probe:                  # half-open: the failed dependencies must answer before the cache is used
+                health = await asyncio.to_thread(self.store.health)
+                down = "store" if not health["database"] else "redis" if health["redis"] is False else None
+                if down:
+                    return self._fail_open(req, down, "unreachable", "decide")
+            decision = await asyncio.to_thread(self.pipeline.decide, req)
+        except Exception as exc:
+            return self._fail_open(req, dependency_of(exc), exc.__class__.__name__, "decide", exc)
+        self.breaker.success()
         for stage, ms in decision.timings_ms.items():
             self.metrics.decision_seconds.labels(stage).observe(ms / 1e3)
         feedback = decision.implicit_feedback
@@ -56,6 +83,54 @@ class SemanticCache:
             if feedback["was_hit"]:
                 self.metrics.pollution.inc()
         return decision
+
+    def _fail_open(self, req: CacheRequest, dependency: str | None, error: str, stage: str,
+                   exc: BaseException | None = None) -> Decision:
+        self.failed(dependency, error, stage, exc)
+        req.degraded = True
+        label = dependency or "internal"
+        return Decision("BYPASS", f"fail_open:{label}", cacheable=False, gates={"fail_open": label, "error": error})
+
+    def failed(self, dependency: str | None, error: str, stage: str, exc: BaseException | None = None) -> None:
+        """A cache dependency failed (the request goes on without the cache): count it, log it, and tell the
+        breaker. Anything that is not a dependency (a bug, bad input) is logged with its traceback and does
+        not open the breaker."""
+        label = dependency or "internal"
+        self.metrics.fail_open.labels(label, stage).inc()
+        log.warning("cache failed open: %s %s", label, error, exc_info=exc if dependency is None else None,
+                    extra={"fields": {"dependency": label, "error": error, "stage": stage,
+                                      "breaker": self.breaker.state}})
+        if dependency is not None:
+            self.breaker.failure(dependency, error)
+
+    async def probe(self) -> None:
+        """Close the breaker as soon as the database and Redis answer again, without waiting for a request
+        (called every half second by the app). An encoder failure is left to the next request's probe."""
+        if self.breaker.state == CLOSED or self.breaker.last_dependency not in ("store", "redis"):
+            return
+        go, probe = self.breaker.allow()
+        if not probe:
+            return
+        health = await asyncio.to_thread(self.store.health)
+        down = "store" if not health["database"] else "redis" if health["redis"] is False else None
+        if down:
+            self.breaker.failure(down, "unreachable")
+        else:
+            self.breaker.success()
+
+    def touchable(self, req: CacheRequest) -> bool:
+        """May this request still read or write the cache (bookkeeping, writes)?"""
+        return not req.degraded and self.breaker.state != OPEN
+
+    async def write(self, req: CacheRequest, decision: Decision, text: str, usage: dict, cache_id: str) -> str | None:
+        """Write a forwarded answer; a failure only loses the entry (the answer is already on its way)."""
+        if not self.touchable(req):
+            return None
+        try:
+            return await asyncio.to_thread(self.pipeline.write, req, decision, text, usage, cache_id)
+        except Exception as exc:
+            self.failed(dependency_of(exc), exc.__class__.__name__, "write", exc)
+            return None
 
     # ---- coalescing ---------------------------------------------------------------
     def join(self, key: tuple) -> asyncio.Future | None:
@@ -78,8 +153,9 @@ class SemanticCache:
         async def run():
             try:
                 await asyncio.to_thread(fn, *args, **kwargs)
-            except Exception:
-                log.exception("cache bookkeeping failed: %s", getattr(fn, "__name__", fn))
+            except Exception as exc:
+                self.failed(dependency_of(exc), f"{exc.__class__.__name__} in {getattr(fn, '__name__', fn)}",
+                            "bookkeeping", exc)
         task = asyncio.get_running_loop().create_task(run())
         self._background.add(task)
         task.add_done_callback(self._background.discard)
@@ -88,6 +164,8 @@ class SemanticCache:
         """Remember the session's last answer, so a regenerate or "that's wrong" can be traced to it (awaited
         before the response ends: the client's next turn may follow at once), and encode the conversation
         with its answer in the background, so the next turn's fingerprint only encodes the new message."""
+        if not self.touchable(req):
+            return                     # failed open: the cache is not touched again for this request
         if answer and not req.unsupported:
             self.later(self.pipeline.fingerprinter.prime, [*req.messages, {"role": "assistant", "content": answer}])
         if not req.session_id:
@@ -95,8 +173,8 @@ class SemanticCache:
         record = {"request_hash": req.request_hash, "cache_id": cache_id, "outcome": outcome, "at": time.time()}
         try:
             await asyncio.to_thread(self.store.remember_turn, req.tenant, req.session_id, record)
-        except Exception:
-            log.exception("could not remember the session's last turn")
+        except Exception as exc:
+            self.failed(dependency_of(exc), exc.__class__.__name__, "bookkeeping", exc)
 
     def saved(self, prefill: int, decode: int) -> None:
         if prefill:

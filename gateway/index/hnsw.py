@@ -12,15 +12,23 @@ filter callbacks.
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
+import logging
+import os
 import threading
+import time
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import hnswlib
 import numpy as np
 
+log = logging.getLogger("semcache.index")
 GLOBAL, SESSION = 1, 0
+STALE_TMP_S = 3600.0            # temp files of a saver that died are removed after this long
 PARTITION_HNSW_AT = 4096        # a partition switches from exact search to its own graph at this size
 
 
@@ -230,6 +238,17 @@ class VectorIndex:
     def __contains__(self, label: int) -> bool:
         return label in self._live
 
+    def labels(self) -> list[int]:
+        with self._lock:
+            return list(self._live)
+
+    def scope_of(self, label: int) -> str | None:
+        """"global" or "session" for an indexed label, None otherwise."""
+        with self._lock:
+            if label not in self._live:
+                return None
+            return "global" if self._table[label, 2] == GLOBAL else "session"
+
     def search(self, vector: np.ndarray, k: int, where: SearchFilter | None = None) -> list[tuple[int, float]]:
         """Up to k (label, cosine similarity) pairs, best first, among entries passing the filter."""
         vector = np.asarray(vector, dtype=np.float32)
@@ -287,30 +306,55 @@ class VectorIndex:
 
     # ---- persistence ---------------------------------------------------
     def save(self, folder: Path, at: float) -> None:
-        with self._lock:
-            folder.mkdir(parents=True, exist_ok=True)
-            tmp = folder / "index.bin.tmp"
-            self._index.save_index(str(tmp))
-            np.save(folder / "tags.npy.tmp.npy", self._table)
-            meta = {"dim": self.dim, "M": self.M, "ef_construction": self.ef_construction,
-                    "ef_search": self.ef_search, "high_water": self.high_water, "checkpoint_at": at,
-                    "live": sorted(self._live), "names": {k: v.values for k, v in self._names.items()}}
-            (folder / "meta.json.tmp").write_text(json.dumps(meta))
-            tmp.replace(folder / "index.bin")
-            (folder / "tags.npy.tmp.npy").replace(folder / "tags.npy")
-            (folder / "meta.json.tmp").replace(folder / "meta.json")
-            self.checkpoint_at = at
+        """A checkpoint in `folder` (index.bin, tags.npy, meta.json), safe with several processes saving to
+        the same folder (gateway workers): each writes its own temp files, then swaps them in under an
+        exclusive lock; meta.json goes last and carries the other files' checksums, so a load never
+        takes a torn set (it falls back to a replay from the database instead)."""
+        folder.mkdir(parents=True, exist_ok=True)
+        suffix = f".{os.getpid()}-{threading.get_ident()}.tmp"
+        paths = {name: folder / (name + suffix) for name in ("index.bin", "tags.npy", "meta.json")}
+        try:
+            with self._lock:
+                self._index.save_index(str(paths["index.bin"]))
+                with open(paths["tags.npy"], "wb") as f:
+                    np.save(f, self._table)
+                meta = {"dim": self.dim, "M": self.M, "ef_construction": self.ef_construction,
+                        "ef_search": self.ef_search, "high_water": self.high_water, "checkpoint_at": at,
+                        "live": sorted(self._live), "names": {k: v.values for k, v in self._names.items()}}
+            meta["files"] = {name: _checksum(paths[name]) for name in ("index.bin", "tags.npy")}
+            paths["meta.json"].write_text(json.dumps(meta))
+            for path in paths.values():
+                _fsync(path)
+            with _folder_lock(folder, exclusive=True):
+                for name in ("index.bin", "tags.npy", "meta.json"):
+                    paths[name].replace(folder / name)
+                _fsync(folder)
+                _remove_stale_temp_files(folder)
+        finally:
+            for path in paths.values():
+                path.unlink(missing_ok=True)
+        self.checkpoint_at = at
 
     @classmethod
     def load(cls, folder: Path) -> "VectorIndex | None":
+        """The checkpoint in `folder`, or None when there is none or it is unreadable (a torn or corrupt
+        checkpoint only costs a replay from the database)."""
         if not (folder / "meta.json").exists():
             return None
-        meta = json.loads((folder / "meta.json").read_text())
-        index = cls(meta["dim"], 1, meta["M"], meta["ef_construction"], meta["ef_search"])
-        index._index = hnswlib.Index(space="cosine", dim=meta["dim"])
-        index._index.load_index(str(folder / "index.bin"), allow_replace_deleted=False)
+        try:
+            with _folder_lock(folder, exclusive=False):
+                meta = json.loads((folder / "meta.json").read_text())
+                for name, expected in (meta.get("files") or {}).items():
+                    if _checksum(folder / name) != expected:
+                        raise ValueError(f"{name} does not match meta.json")
+                index = cls(meta["dim"], 1, meta["M"], meta["ef_construction"], meta["ef_search"])
+                index._index = hnswlib.Index(space="cosine", dim=meta["dim"])
+                index._index.load_index(str(folder / "index.bin"), allow_replace_deleted=False)
+                index._table = np.load(folder / "tags.npy")
+        except (OSError, ValueError, KeyError, RuntimeError) as exc:
+            log.warning("index checkpoint in %s is unreadable (%s); rebuilding from the database", folder, exc)
+            return None
         index._index.set_ef(meta["ef_search"])
-        index._table = np.load(folder / "tags.npy")
         index._names = {k: _Interner(v) for k, v in meta["names"].items()}
         index._live = set(meta["live"])
         live = sorted(index._live)
@@ -326,3 +370,39 @@ class VectorIndex:
         index.high_water = meta["high_water"]
         index.checkpoint_at = meta["checkpoint_at"]
         return index
+
+
+# ---- checkpoint files ----------------------------------------------------------
+@contextlib.contextmanager
+def _folder_lock(folder: Path, exclusive: bool):
+    """An fcntl lock on `<folder>/.lock`: savers exclusive, loaders shared (between processes and threads)."""
+    with open(folder / ".lock", "a+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _checksum(path: Path) -> str:
+    crc = 0
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            crc = zlib.crc32(chunk, crc)
+    return f"crc32:{crc:08x}:{path.stat().st_size}"
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _remove_stale_temp_files(folder: Path) -> None:
+    now = time.time()
+    for path in folder.glob("*.tmp"):
+        with contextlib.suppress(OSError):
+            if now - path.stat().st_mtime > STALE_TMP_S:
+                path.unlink()

@@ -10,16 +10,19 @@ yields hit rate and false-hit rate for every t.
 Per domain, `candidate` is the lowest t whose false-hit rate meets the bound
 (the most hits for the risk); `accept` is the lowest t above which no request
 labelled non-reusable scored at all, before any gate, and never below
-`candidate`. With n requests and no false hit, the 95% upper bound on the rate
-is 3/n (the rule of three), which says how much data the bound needs.
+`candidate`. The false-hit rate's 95% upper bound is the exact Clopper-Pearson
+bound (a beta quantile): a threshold is certified only when that bound meets
+the target, and an uncertified one is written only with `--force`. The file is
+edited with tomlkit, so its comments and order survive.
 """
 from __future__ import annotations
 
 import json
-import math
 import tempfile
-import tomllib
 from pathlib import Path
+
+import tomlkit
+from scipy.stats import beta
 
 GRID = [round(0.70 + 0.005 * i, 3) for i in range(60)]
 
@@ -53,14 +56,25 @@ def threshold_sweep(sessions: list[dict], models_dir: Path | None = None) -> lis
         store.close()
 
 
-def upper_bound(false_hits: int, n: int) -> float:
-    """95% upper bound on a rate: 3/n with no event (the rule of three), else the normal approximation."""
-    if n == 0:
+def upper_bound(false_hits: int, n: int, confidence: float = 0.95) -> float:
+    """The exact (Clopper-Pearson) upper end of the two-sided `confidence` interval of a binomial rate."""
+    if n <= 0 or false_hits >= n:
         return 1.0
-    if false_hits == 0:
-        return 3.0 / n
-    p = false_hits / n
-    return p + 1.96 * math.sqrt(p * (1 - p) / n)
+    return float(beta.ppf(1 - (1 - confidence) / 2, false_hits + 1, n - false_hits))
+
+
+def requests_to_certify(false_hits: int, n: int, target: float) -> int:
+    """How many requests in all (with no further false hit) bring the upper bound down to `target`."""
+    if upper_bound(false_hits, n) <= target:
+        return n
+    high = max(n, 1)
+    while upper_bound(false_hits, high) > target:
+        high *= 2
+    low = high // 2
+    while low + 1 < high:
+        mid = (low + high) // 2
+        low, high = (low, mid) if upper_bound(false_hits, mid) <= target else (mid, high)
+    return high
 
 
 def curves(rows: list[dict]) -> dict:
@@ -105,64 +119,39 @@ def choose_thresholds(rows: list[dict], max_false_hit: float) -> dict:
         accept = max(t, min((g for g in GRID if all(s < g for s in negatives)), default=GRID[-1]))
         hits = sum(r["passed"] and r["score"] is not None and r["score"] >= t for r in items)
         bound = upper_bound(false_hits, n)
-        needed = math.ceil(3 / max_false_hit)
+        more = requests_to_certify(false_hits, n, max_false_hit) - n
         statement = (f"{domain}: {n} requests, {false_hits} false hits at candidate {t:.3f} "
-                     f"(hit rate {hits / n:.3f}); 95% upper bound on the false-hit rate {bound:.2e}"
-                     + ("" if bound <= max_false_hit else
-                        f" - above {max_false_hit:g}: certifying it needs about {needed:,} requests without a "
-                        f"false hit"))
+                     f"(hit rate {hits / n:.3f}); 95% upper bound (Clopper-Pearson) on the false-hit rate "
+                     f"{bound:.2e}" + (f", certified at {max_false_hit:g}" if bound <= max_false_hit else
+                                       f" - above {max_false_hit:g}: not certified; {more:,} more requests "
+                                       f"without a false hit would certify it"))
         out[domain] = {"n": n, "candidate": t, "accept": accept, "false_hits": false_hits,
                        "hit_rate": round(hits / n, 4), "upper_bound_95": bound,
                        "certified": bound <= max_false_hit, "cacheable_at_bound": True, "statement": statement}
     return out
 
 
-def _toml_value(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    raise TypeError(f"cannot write {type(value).__name__} to TOML")
-
-
-def dumps_toml(data: dict) -> str:
-    """Scalars and lists at the top, then one table per dict (nested dicts as dotted tables)."""
-    lines, tables = [], []
-
-    def table(prefix: str, body: dict) -> None:
-        scalars = {k: v for k, v in body.items() if not isinstance(v, dict)}
-        tables.append((prefix, scalars))
-        for key, value in body.items():
-            if isinstance(value, dict):
-                table(f"{prefix}.{key}", value)
-
-    for key, value in data.items():
-        if isinstance(value, dict):
-            table(key, value)
-        else:
-            lines.append(f"{key} = {_toml_value(value)}")
-    for prefix, scalars in tables:
-        if scalars or not any(p.startswith(prefix + ".") for p, _ in tables):
-            lines += ["", f"[{prefix}]"] + [f"{k} = {_toml_value(v)}" for k, v in scalars.items()]
-    return "\n".join(lines).lstrip("\n") + "\n"
-
-
-def write_thresholds(config: Path, chosen: dict) -> dict:
-    """Merge the calibrated thresholds into the configuration file's [thresholds.<domain>] tables."""
-    data = tomllib.loads(config.read_text()) if config.exists() else {}
-    thresholds = data.setdefault("thresholds", {})
+def write_thresholds(config: Path, chosen: dict, force: bool = False) -> dict:
+    """Merge certified thresholds (all found ones with `force`) into the file's [thresholds.<domain>] tables,
+    keeping every other key, comment and the order. Returns what was written."""
+    document = tomlkit.parse(config.read_text()) if config.exists() else tomlkit.document()
+    if "thresholds" not in document:
+        document["thresholds"] = tomlkit.table(is_super_table=True)
+    written = {}
     for domain, result in chosen.items():
-        if result.get("cacheable_at_bound"):
-            thresholds[domain] = {"accept": result["accept"], "candidate": result["candidate"]}
-    config.write_text(dumps_toml(data))
-    return thresholds
+        if result.get("cacheable_at_bound") and (result.get("certified") or force):
+            values = {"accept": result["accept"], "candidate": result["candidate"]}
+            table = tomlkit.table()
+            table.update(values)
+            document["thresholds"][domain] = table
+            written[domain] = values
+    if written:
+        config.write_text(tomlkit.dumps(document))
+    return written
 
 
-def calibrate(path: Path, max_false_hit: float, config: Path, sessions_count: int | None = None) -> dict:
+def calibrate(path: Path, max_false_hit: float, config: Path, sessions_count: int | None = None,
+              force: bool = False) -> dict:
     """FILE: a labelled JSONL set (or `generated`), or a replay results.json that holds a sweep."""
     from gateway.replay.datasets import load_sessions
     if str(path).endswith(".json") and Path(path).exists():
@@ -175,5 +164,5 @@ def calibrate(path: Path, max_false_hit: float, config: Path, sessions_count: in
             raise ValueError(f"{path} carries no labels; calibration needs hit/partial/miss labels")
         rows = threshold_sweep(sessions)
     chosen = choose_thresholds(rows, max_false_hit)
-    written = write_thresholds(config, chosen)
+    written = write_thresholds(config, chosen, force)
     return {"rows": len(rows), "domains": chosen, "written": written, "config": str(config)}

@@ -90,7 +90,9 @@ def replay_session(client: httpx.Client, url: str, session: dict, model: str, ma
             body["max_tokens"] = max(max_tokens, 4 * len(request["answer"]))
         started = time.perf_counter()
         try:
-            r = client.post(url + "/v1/chat/completions", json=body, headers={"X-Session-Id": session_id})
+            # forced_output is an internal field: the gateway keeps it only for a caller with the admin token
+            r = client.post(url + "/v1/chat/completions", json=body,
+                            headers={"X-Session-Id": session_id, "X-Semcache-Admin-Token": ADMIN_TOKEN})
             status = r.status_code
             data = r.json() if status == 200 else {}
         except httpx.HTTPError:

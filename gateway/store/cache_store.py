@@ -21,9 +21,11 @@ from sqlalchemy import Engine, func, select, update
 from sqlalchemy.orm import sessionmaker
 
 from gateway.index import EntryTags, SearchFilter, VectorIndex
-from gateway.store.models import CacheEntry, CacheEvent
+from gateway.store.models import CacheEntry, CacheEvent, CacheVote
 
 log = logging.getLogger("semcache.store")
+EVICT_CHECK_S = 1.0          # writes check the max_entries limit at most this often (the check counts rows)
+SYNC_OVERLAP_S = 10.0        # catch-up re-reads rows changed this long before its last sync: commit lag, clock skew
 
 DEFAULT_TTL_S = {"realtime": 60.0, "medical_legal": 0.0, "chitchat": 86_400.0, "customer_support": 86_400.0,
                  "travel_planning": 7 * 86_400.0, "code_qa": 30 * 86_400.0, "doc_rewrite": 7 * 86_400.0,
@@ -35,6 +37,7 @@ class StoreConfig:
     ready_delay_s: float = 30.0
     max_entries: int = 100_000
     feedback_floor: float = -2.0
+    feedback_max_score: float = 2.0      # positive feedback stops adding here: nobody can pin an entry
     ttl_s: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_TTL_S))
     index_dir: Path | None = None
     dim: int = 384
@@ -96,30 +99,77 @@ class CacheStore:
         self.sessions = sessionmaker(engine, expire_on_commit=False)
         self.index = (VectorIndex.load(config.index_dir) if config.index_dir else None) or self._new_index()
         self._lock = threading.Lock()
+        self._evict_checked, self._live_estimate = 0.0, 0      # see _insert
+        self._sync_lock = threading.Lock()
+        self.synced_at: float | None = None     # unix time of the last sync with the database (see catch_up)
         self.hot.subscribe(self._on_event)
+        if hasattr(self.hot, "on_reconnect"):
+            self.hot.on_reconnect(self._after_reconnect)
         self.replay()
 
     # ---- index maintenance -------------------------------------------------
     def replay(self) -> int:
-        """Bring the index up to the database: ready entries changed since the checkpoint are added,
-        anything else that the index holds is dropped. Returns the number of rows looked at."""
-        since = datetime.fromtimestamp(self.index.checkpoint_at, timezone.utc) if self.index.checkpoint_at else None
-        with self.sessions() as db:
-            query = select(CacheEntry.seq, CacheEntry.state, CacheEntry.vector, CacheEntry.tenant,
-                           CacheEntry.session_id, CacheEntry.scope, CacheEntry.intent_domain,
-                           CacheEntry.system_prompt_version, CacheEntry.feedback_score)
-            if since is not None:
-                query = query.where(CacheEntry.updated_at >= since)
-            rows = db.execute(query).all()
-        add = [r for r in rows if r.state == "ready" and r.feedback_score >= self.config.feedback_floor]
-        keep = {r.seq for r in add}
-        for r in rows:
-            if r.seq not in keep:
-                self.index.remove(r.seq)
-        if add:
-            self.index.add_many([r.seq for r in add],
-                                np.stack([np.frombuffer(r.vector, dtype=np.float32) for r in add]),
-                                [_tags(r) for r in add])
+        """Bring the index up to the database from the index's checkpoint (all rows for a new index).
+        Returns the number of rows looked at."""
+        return self._sync(self.index.checkpoint_at or None)
+
+    def catch_up(self, full: bool = False) -> dict:
+        """Replay rows changed since the last sync (minus an overlap), or all rows (`full`): events lost while
+        Redis was down, or published by a replica that could not reach it, reach this index this way, and rows
+        whose state changed (invalidated, sunk below the floor, expired, rescoped) are applied, not only new
+        ones. Ready, above the floor and with a TTL <=> indexed. Returns the changes made."""
+        since = None if full or self.synced_at is None else self.synced_at - SYNC_OVERLAP_S
+        changes: dict = {}
+        self._sync(since, changes)
+        return changes
+
+    def _after_reconnect(self) -> None:
+        try:
+            changes = self.catch_up()
+            log.info("redis event channel back: index caught up", extra={"fields": changes})
+        except Exception as exc:
+            log.warning("index catch-up after the redis reconnect failed: %s", exc.__class__.__name__)
+
+    def _sync(self, since: float | None, changes: dict | None = None) -> int:
+        changes = {} if changes is None else changes
+        with self._sync_lock:
+            started = time.time()
+            with self.sessions() as db:
+                query = select(CacheEntry.seq, CacheEntry.state, CacheEntry.feedback_score, CacheEntry.ttl_s,
+                               CacheEntry.scope)
+                if since is not None:
+                    query = query.where(CacheEntry.updated_at >= datetime.fromtimestamp(since, timezone.utc))
+                rows = db.execute(query).all()
+            floor = self.config.feedback_floor
+            want = {r.seq: r for r in rows if r.state == "ready" and r.feedback_score >= floor and r.ttl_s > 0}
+            index = self.index
+            stale = [r.seq for r in rows if r.seq not in want and r.seq in index]
+            if since is None:                    # every row was read: labels without a row go too
+                seen = {r.seq for r in rows}
+                stale += [label for label in index.labels() if label not in seen]
+            for seq in stale:
+                index.remove(seq)
+            missing = [seq for seq in want if seq not in index]
+            added = 0
+            for i in range(0, len(missing), 1000):
+                with self.sessions() as db:
+                    full_rows = db.execute(select(
+                        CacheEntry.seq, CacheEntry.state, CacheEntry.vector, CacheEntry.tenant, CacheEntry.session_id,
+                        CacheEntry.scope, CacheEntry.intent_domain, CacheEntry.system_prompt_version,
+                        CacheEntry.feedback_score).where(CacheEntry.seq.in_(missing[i:i + 1000]))).all()
+                full_rows = [r for r in full_rows if r.state == "ready" and r.feedback_score >= floor]
+                if full_rows:
+                    index.add_many([r.seq for r in full_rows],
+                                   np.stack([np.frombuffer(r.vector, dtype=np.float32) for r in full_rows]),
+                                   [_tags(r) for r in full_rows])
+                    added += len(full_rows)
+            rescoped = 0
+            for r in want.values():
+                if r.seq in index and index.scope_of(r.seq) not in (None, r.scope):
+                    index.set_scope(r.seq, r.scope)
+                    rescoped += 1
+            self.synced_at = started
+        changes.update({"added": added, "removed": len(stale), "rescoped": rescoped, "rows": len(rows)})
         return len(rows)
 
     def _new_index(self) -> VectorIndex:
@@ -135,7 +185,10 @@ class CacheStore:
 
     def checkpoint(self) -> None:
         if self.config.index_dir:
-            self.index.save(self.config.index_dir, time.time() - 1.0)   # 1 s overlap: replay is idempotent
+            # the index holds every change before the last sync (and events since): a restart replays from
+            # there, with an overlap (replay is idempotent), so changes it never heard of are not skipped
+            synced = self.synced_at if self.synced_at is not None else time.time()
+            self.index.save(self.config.index_dir, synced - SYNC_OVERLAP_S)
 
     def _on_event(self, event: dict) -> None:
         kind = event["kind"]
@@ -188,7 +241,11 @@ class CacheStore:
             db.add(row)
         if new.state == "ready":
             self._publish_ready(row)
-        self.evict_over_limit()
+        # the limit check counts every live row: it runs when this process's estimate passes the limit, and
+        # at most every EVICT_CHECK_S otherwise (other replicas' writes), not on every write
+        self._live_estimate += 1
+        if self._live_estimate > self.config.max_entries or time.monotonic() - self._evict_checked >= EVICT_CHECK_S:
+            self.evict_over_limit()
         return row.cache_id
 
     def promote_due(self, now: datetime | None = None) -> list[str]:
@@ -196,8 +253,9 @@ class CacheStore:
         now = now or _now()
         cutoff = now - timedelta(seconds=self.config.ready_delay_s)
         with self.sessions.begin() as db:
-            due = db.scalars(select(CacheEntry).where(CacheEntry.state == "pending",
-                                                      CacheEntry.created_at <= cutoff)).all()
+            # several workers or replicas promote: on PostgreSQL each takes only rows no other is promoting
+            due = db.scalars(select(CacheEntry).where(CacheEntry.state == "pending", CacheEntry.created_at <= cutoff)
+                             .with_for_update(skip_locked=True)).all()
             for r in due:
                 r.state, r.ready_at, r.updated_at = "ready", now, now
                 db.add(CacheEvent(at=now, kind="ready", cache_id=r.cache_id, tenant=r.tenant, detail={}))
@@ -208,15 +266,35 @@ class CacheStore:
     def _publish_ready(self, row: CacheEntry) -> None:
         if row.ttl_s <= 0:
             return
-        self.hot.put(row.cache_id, entry_dict(row), row.ttl_s)
-        self.hot.publish({"kind": "ready", "seq": row.seq, "vector": np.frombuffer(row.vector, np.float32).tolist(),
-                          "tenant": row.tenant, "session_id": row.session_id, "scope": row.scope,
-                          "intent_domain": row.intent_domain, "system_prompt_version": row.system_prompt_version})
+        # this replica's index first (publish applies it locally before Redis), then the hot copy; Redis is best
+        # effort: a replica that misses the event finds the row in its next catch-up
+        self._announce({"kind": "ready", "seq": row.seq, "vector": np.frombuffer(row.vector, np.float32).tolist(),
+                        "tenant": row.tenant, "session_id": row.session_id, "scope": row.scope,
+                        "intent_domain": row.intent_domain, "system_prompt_version": row.system_prompt_version})
+        self._hot_call("put", self.hot.put, row.cache_id, entry_dict(row), row.ttl_s)
+
+    def _announce(self, event: dict) -> None:
+        try:
+            self.hot.publish(event)
+        except Exception as exc:
+            log.warning("cache event not published (other replicas catch up from the database): %s",
+                        exc.__class__.__name__, extra={"fields": {"kind": event.get("kind"),
+                                                                  "error": exc.__class__.__name__}})
+
+    def _hot_call(self, what: str, fn, *args) -> None:
+        try:
+            fn(*args)
+        except Exception as exc:
+            log.warning("hot store %s failed: %s", what, exc.__class__.__name__,
+                        extra={"fields": {"error": exc.__class__.__name__}})
 
     def feedback(self, cache_id: str, signal: str, session_id: str | None = None, delta: float | None = None,
-                 detail: str | None = None) -> dict | None:
-        """regenerate / negative lower the score (a pending entry of that session is dropped); positive raises
-        it; `gate` (a failed hit gate) lowers it by `delta`."""
+                 detail: str | None = None, voter: str | None = None) -> dict | None:
+        """regenerate / negative lower the score, positive raises it (up to `feedback_max_score`); `gate` (a
+        failed hit gate) lowers it by `delta`. With a `voter` (a user: API key and session), each voter counts
+        once per entry, so one user alone can neither sink an entry others are served below the floor nor pin
+        it; the result then says `counted`. A negative from the entry's own session drops it at once: a
+        pending answer never becomes ready, a session-scoped one stops being served to that session."""
         if delta is None:
             delta = {"positive": 1.0, "negative": -1.0, "regenerate": -1.0}[signal]
         now = _now()
@@ -224,16 +302,24 @@ class CacheStore:
             row = db.scalar(select(CacheEntry).where(CacheEntry.cache_id == cache_id))
             if row is None:
                 return None
-            row.feedback_score += delta
+            if voter is not None:
+                seen = db.scalar(select(CacheVote.id).where(CacheVote.cache_id == cache_id, CacheVote.voter == voter))
+                if seen is not None:
+                    return {**entry_dict(row), "counted": False}
+                db.add(CacheVote(cache_id=cache_id, voter=voter, signal=signal, at=now))
+            row.feedback_score = min(row.feedback_score + delta, max(row.feedback_score, self.config.feedback_max_score))
             row.updated_at = now
-            if signal in ("negative", "regenerate") and row.state == "pending" \
-                    and (session_id is None or session_id == row.session_id):
+            # a pending answer's id has only been shown to the client it was written for: its regenerate or
+            # negative drops it (with or without a session); a ready one only for its own session
+            own = session_id is not None and session_id == row.session_id
+            if signal in ("negative", "regenerate") and (
+                    (row.state == "pending" and (session_id is None or own)) or (own and row.scope == "session")):
                 row.state = "invalid"
             drop = row.state == "invalid" or row.feedback_score < self.config.feedback_floor
             db.add(CacheEvent(at=now, kind="feedback", cache_id=cache_id, tenant=row.tenant,
                               detail={"signal": signal, "score": row.feedback_score,
                                       **({"reason": detail} if detail else {})}))
-            result = entry_dict(row)
+            result = {**entry_dict(row), "counted": True}
         if drop:
             self._publish_remove([row.seq], [cache_id])
         return result
@@ -266,8 +352,8 @@ class CacheStore:
         return len(rows)
 
     def _publish_remove(self, seqs: list[int], cache_ids: list[str]) -> None:
-        self.hot.delete(cache_ids)
-        self.hot.publish({"kind": "remove", "seqs": seqs})
+        self._announce({"kind": "remove", "seqs": seqs})
+        self._hot_call("delete", self.hot.delete, cache_ids)     # best effort: a stale copy expires with its TTL
 
     def promote_scope(self, cache_id: str, scope: str = "global") -> bool:
         with self.sessions.begin() as db:
@@ -277,9 +363,9 @@ class CacheStore:
             row.scope, row.updated_at = scope, _now()
             seq, ready = row.seq, row.state == "ready"
             snapshot = entry_dict(row)
+        self._announce({"kind": "scope", "seq": seq, "scope": scope})
         if ready:
-            self.hot.put(cache_id, snapshot, snapshot["ttl_s"])
-        self.hot.publish({"kind": "scope", "seq": seq, "scope": scope})
+            self._hot_call("put", self.hot.put, cache_id, snapshot, snapshot["ttl_s"])
         return True
 
     def record_hit(self, cache_id: str, saved_tokens: int) -> None:
@@ -314,6 +400,7 @@ class CacheStore:
     def evict_over_limit(self) -> int:
         with self.sessions() as db:
             live = db.scalar(select(func.count()).select_from(CacheEntry).where(CacheEntry.state != "invalid"))
+            self._evict_checked, self._live_estimate = time.monotonic(), min(live, self.config.max_entries)
             if live <= self.config.max_entries:
                 return 0
             rows = db.execute(select(CacheEntry.seq, CacheEntry.cache_id, CacheEntry.last_hit_at,
@@ -338,14 +425,16 @@ class CacheStore:
             row = db.scalar(select(CacheEntry).where(CacheEntry.cache_id == cache_id))
             return entry_dict(row) if row is not None else None
 
-    def find_exact(self, tenant: str, request_hash: str) -> dict | None:
-        """The newest ready, unexpired entry of the tenant for exactly these messages (any session)."""
+    def find_exact(self, tenant: str, request_hash: str, limit: int = 5) -> list[dict]:
+        """Ready, unexpired entries of the tenant for exactly these messages (any session), newest first: the
+        same messages asked with other parameters (model, max_tokens) have answers of their own."""
         with self.sessions() as db:
             rows = db.scalars(select(CacheEntry).where(
                 CacheEntry.tenant == tenant, CacheEntry.request_hash == request_hash, CacheEntry.state == "ready",
-                CacheEntry.feedback_score >= self.config.feedback_floor).order_by(CacheEntry.seq.desc()).limit(3)).all()
+                CacheEntry.feedback_score >= self.config.feedback_floor).order_by(CacheEntry.seq.desc())
+                .limit(limit)).all()
         now = time.time()
-        return next((entry_dict(r) for r in rows if _aware(r.ready_at).timestamp() + r.ttl_s > now), None)
+        return [entry_dict(r) for r in rows if _aware(r.ready_at).timestamp() + r.ttl_s > now]
 
     def search(self, vector: np.ndarray, where: SearchFilter, k: int = 10) -> list[tuple[dict, float]]:
         """Ready, unexpired entries above the feedback floor that pass the filter, best first."""
@@ -393,13 +482,20 @@ class CacheStore:
             saved = db.scalar(select(func.coalesce(func.sum(CacheEntry.saved_tokens), 0)))
         return {"entries": by_state, "indexed": len(self.index), "hits": int(hits), "saved_tokens": int(saved)}
 
-    def ready(self) -> bool:
+    def health(self) -> dict:
+        """{"database": bool, "redis": bool, or None without Redis}: each dependency asked on its own."""
         try:
             with self.engine.connect() as connection:
                 connection.exec_driver_sql("SELECT 1")
+            database = True
         except Exception:
-            return False
-        return self.hot.ready()
+            database = False
+        redis = self.hot.ready() if getattr(self.hot, "remote", False) else None
+        return {"database": database, "redis": redis}
+
+    def ready(self) -> bool:
+        health = self.health()
+        return health["database"] and health["redis"] is not False
 
     def close(self) -> None:
         self.checkpoint()

@@ -55,6 +55,8 @@ class LocalHotStore:
 
 
 class RedisHotStore:
+    remote = True          # a separate service that can fail (LocalHotStore cannot)
+
     def __init__(self, url: str, prefix: str = DEFAULT_PREFIX):
         """`prefix` namespaces keys and the event channel, so deployments can share one Redis."""
         import redis
@@ -62,6 +64,7 @@ class RedisHotStore:
         self._prefix = f"{prefix}:entry:"
         self._channel = f"{prefix}:events"
         self._listeners: list[Listener] = []
+        self._reconnect_listeners: list[Callable[[], None]] = []
         self._pubsub = None
         self._thread: threading.Thread | None = None
         self._origin = f"{id(self)}-{time.time_ns()}"
@@ -78,9 +81,14 @@ class RedisHotStore:
             self._redis.delete(*(self._prefix + c for c in cache_ids))
 
     def publish(self, event: dict) -> None:
-        self._redis.publish(self._channel, json.dumps({**event, "origin": self._origin}))
-        for listener in list(self._listeners):      # this replica applies its own events at once
+        for listener in list(self._listeners):      # this replica applies its own events at once, Redis or not
             listener(event)
+        self._redis.publish(self._channel, json.dumps({**event, "origin": self._origin}))
+
+    def on_reconnect(self, callback: Callable[[], None]) -> None:
+        """Called (in the listener thread) when the event channel works again after a failure: events
+        published meanwhile are lost, so the caller catches up from the database."""
+        self._reconnect_listeners.append(callback)
 
     def subscribe(self, listener: Listener) -> None:
         self._listeners.append(listener)
@@ -91,18 +99,29 @@ class RedisHotStore:
             self._thread.start()
 
     def _listen(self) -> None:
+        broken = False
         while True:
             pubsub = self._pubsub
             if pubsub is None:
                 return
             try:
                 message = pubsub.get_message(timeout=0.5)
-            except Exception:                 # redis restarts: keep listening
+            except Exception as exc:          # redis restarts: keep listening (it resubscribes on reconnect)
                 if self._pubsub is None:
                     return                    # closed under us: shutting down
-                log.warning("redis event channel failed; retrying", exc_info=True)
+                if not broken:
+                    log.warning("redis event channel failed; retrying every 0.5 s: %s", exc.__class__.__name__)
+                broken = True
                 time.sleep(0.5)
                 continue
+            if broken:
+                broken = False
+                log.warning("redis event channel reconnected")
+                for callback in list(self._reconnect_listeners):
+                    try:
+                        callback()
+                    except Exception:
+                        log.exception("redis reconnect listener failed")
             if not message:
                 continue
             event = json.loads(message["data"])

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, DateTime, Float, Index, Integer, LargeBinary, String, Text
+from sqlalchemy import JSON, DateTime, Float, Index, Integer, LargeBinary, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -54,3 +54,17 @@ class CacheEvent(Base):
     cache_id: Mapped[str | None] = mapped_column(String(32), index=True, nullable=True)
     tenant: Mapped[str | None] = mapped_column(String(128), nullable=True)
     detail: Mapped[dict] = mapped_column(JSON, default=dict)
+
+
+class CacheVote(Base):
+    """One explicit or implicit feedback vote per voter (API key and session) and entry: repeating a signal
+    changes nothing, so one user cannot sink or pin an entry that others are served."""
+    __tablename__ = "cache_votes"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    cache_id: Mapped[str] = mapped_column(String(32), index=True)
+    voter: Mapped[str] = mapped_column(String(64))
+    signal: Mapped[str] = mapped_column(String(16))
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (UniqueConstraint("cache_id", "voter", name="uq_cache_votes_entry_voter"),)

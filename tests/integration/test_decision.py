@@ -15,7 +15,10 @@ ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 ACME, GLOBEX = "sk-acme-1", "sk-globex-1"
 # the demo model never emits EOS: a stop string ends its answers ("stop", not "length"), so they are cacheable;
 # a seed makes them repeatable
-SAMPLING = {"temperature": 1.0, "seed": 1, "max_tokens": 48, "stop": ["e"]}
+SAMPLING = {"temperature": 1.0, "seed": 1, "max_tokens": 48, "stop": ["e"]}   # the demo model ends on "stop"
+# a HIT must not hold the request's stop string: probes of warmed answers (English text) stop on a character
+# the demo model writes often and no warmed answer holds (a partial byte)
+WARM_STOP = ["\ufffd"]
 KYOTO = "Plan a 3-day trip to Kyoto with a budget of 2000 dollars."
 KYOTO_ANSWER = ("Day 1: Fushimi Inari shrine and Gion. Day 2: Arashiyama bamboo grove. Day 3: Kinkaku-ji and "
                 "Nishiki market. Estimated total: $1,850 including a mid-range hotel.")
@@ -92,7 +95,8 @@ def test_streaming_hit_is_framed_like_the_backend(cache_gateway):
                                         "tenant": "acme"}])
     stream = client(cache_gateway).chat.completions.create(
         model="demo", messages=user("Can you plan a three-day Kyoto trip for me with a $2000 budget?"), stream=True,
-        stream_options={"include_usage": True}, extra_headers={"X-Session-Id": session}, **SAMPLING)
+        stream_options={"include_usage": True}, extra_headers={"X-Session-Id": session},
+        **{**SAMPLING, "stop": WARM_STOP})
     chunks = list(stream)
     assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == KYOTO_ANSWER
     assert len(chunks) > 5 and chunks[-1].usage.completion_tokens >= 0 and not chunks[-1].choices
@@ -109,7 +113,8 @@ def test_streaming_hit_is_framed_like_the_backend(cache_gateway):
     request = {"model": "demo", "stream": True, **SAMPLING}
     with httpx.Client(timeout=60, headers={"Authorization": f"Bearer {ACME}", "X-Session-Id": session}) as http:
         hit = http.post(cache_gateway.url + "/v1/chat/completions",
-                        json={**request, "messages": user("I need a 3 day itinerary for Kyoto, budget 2000 USD.")})
+                        json={**request, "stop": WARM_STOP,
+                              "messages": user("I need a 3 day itinerary for Kyoto, budget 2000 USD.")})
         fresh = http.post(cache_gateway.url + "/v1/chat/completions",
                           json={**request, "messages": user("Write a haiku about autumn rain.")})
     assert hit.headers["x-cache"] == "HIT" and hit.headers["x-cache-id"] == cache_id
@@ -163,7 +168,8 @@ def test_reset_invalidates_the_session(cache_gateway):
     session = new_session()
     ids = warm(cache_gateway, [{"messages": user(KYOTO), "answer": KYOTO_ANSWER, "session_id": session,
                                 "tenant": "acme"}])
-    headers, _ = chat(cache_gateway, user("I need a 3 day itinerary for Kyoto, budget 2000 USD."), session)
+    headers, _ = chat(cache_gateway, user("I need a 3 day itinerary for Kyoto, budget 2000 USD."), session,
+                      stop=WARM_STOP)
     assert headers["x-cache"] == "HIT"
     headers, _ = chat(cache_gateway, [*user(KYOTO), {"role": "assistant", "content": KYOTO_ANSWER},
                                       *user("忘了之前的吧")], session)
@@ -198,13 +204,13 @@ def test_sessions_and_tenants_are_isolated(cache_gateway):
     (cache_id,) = warm(cache_gateway, [{"messages": user(KYOTO), "answer": KYOTO_ANSWER, "session_id": session,
                                         "tenant": "acme"}])
     paraphrase = user("Can you plan a three-day Kyoto trip for me with a $2000 budget?")
-    assert chat(cache_gateway, paraphrase, session)[0]["x-cache"] == "HIT"
+    assert chat(cache_gateway, paraphrase, session, stop=WARM_STOP)[0]["x-cache"] == "HIT"
     assert chat(cache_gateway, paraphrase, new_session())[0]["x-cache"] == "MISS"          # another session
     assert chat(cache_gateway, paraphrase, session, key=GLOBEX)[0]["x-cache"] == "MISS"     # another tenant
     r = httpx.post(f"{cache_gateway.url}/admin/entries/{cache_id}/promote", headers=ADMIN)
     assert r.status_code == 200 and r.json()["scope"] == "global"
     deadline = time.monotonic() + 5
-    while chat(cache_gateway, paraphrase, new_session())[0]["x-cache"] != "HIT":            # promoted: any session
+    while chat(cache_gateway, paraphrase, new_session(), stop=WARM_STOP)[0]["x-cache"] != "HIT":            # promoted: any session
         assert time.monotonic() < deadline, "a promoted entry is not served to other sessions"
         time.sleep(0.2)
     assert chat(cache_gateway, paraphrase, new_session(), key=GLOBEX)[0]["x-cache"] == "MISS"   # never a tenant
@@ -254,7 +260,7 @@ def test_negative_signals_count_as_pollution(cache_gateway):
     warm(cache_gateway, [{"messages": user(KYOTO), "answer": KYOTO_ANSWER, "session_id": session, "tenant": "acme"}])
     before = metric(cache_gateway.url, "semcache_cache_pollution_total")
     paraphrase = user("I need a 3 day itinerary for Kyoto, budget 2000 USD.")
-    served, _ = chat(cache_gateway, paraphrase, session)
+    served, _ = chat(cache_gateway, paraphrase, session, stop=WARM_STOP)
     assert served["x-cache"] == "HIT"
     cache_id = served["x-cache-id"]          # this session's entry, or one promoted to global by another test
     score = entry(cache_gateway, cache_id)["feedback_score"]
@@ -359,7 +365,7 @@ def test_warmup_command_writes_conversations_ready(tmp_path, cache_gateway):
     remote = _run_cli(["warmup", str(log), "--url", cache_gateway.url, "--admin-token", ADMIN_TOKEN,
                        "--tenant", "globex", "--scope", "global"], env)
     assert remote.returncode == 0 and "3 of 3" in remote.stdout, remote.stderr
-    headers, _ = chat(cache_gateway, user("Do you ship to Canada?"), new_session(), key=GLOBEX)
+    headers, _ = chat(cache_gateway, user("Do you ship to Canada?"), new_session(), key=GLOBEX, stop=WARM_STOP)
     assert headers["x-cache"] == "HIT"
 
 

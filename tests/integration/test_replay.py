@@ -34,10 +34,14 @@ def test_replay_and_calibrate(tmp_path):
     assert "semantic vs nocache: p50" in done.stdout and "exact vs nocache" in done.stdout
     assert plot.stat().st_size > 10_000 and plot.read_bytes()[:4] == b"\x89PNG"
     assert len(results["sweep"]) == results["dataset"]["requests"]
-    config.write_text('log_level = "info"\n')
-    calibrated = cli(["calibrate", str(out), "--max-false-hit", "1e-3", "--config", str(config)])
+    config.write_text('# tuned by hand\nlog_level = "info"\n')
+    refused = cli(["calibrate", str(out), "--max-false-hit", "1e-3", "--config", str(config)])
+    assert refused.returncode == 1 and "--force" in refused.stderr, refused.stderr[-3000:]   # a few dozen requests
+    assert "not certified" in refused.stdout and "more requests" in refused.stdout
+    assert config.read_text() == '# tuned by hand\nlog_level = "info"\n'
+    calibrated = cli(["calibrate", str(out), "--max-false-hit", "1e-3", "--config", str(config), "--force"])
     assert calibrated.returncode == 0, calibrated.stderr[-3000:]
-    assert "upper bound" in calibrated.stdout
+    assert "upper bound" in calibrated.stdout and config.read_text().startswith("# tuned by hand")
     data = tomllib.loads(config.read_text())
     assert data["log_level"] == "info" and data["thresholds"]
     for values in data["thresholds"].values():

@@ -224,3 +224,40 @@ def test_cli_migrate_and_index_rebuild(pg_url, tmp_path):
     engine = make_engine(database_url(pg_url, tmp_path))
     assert "cache_entries" not in sa.inspect(engine).get_table_names()
     engine.dispose()
+
+
+def test_catch_up_converges_an_index_that_missed_events(store, tmp_path):
+    """Another replica's events never reach this one (it has no Redis): its writes, invalidations, scope
+    changes and promotions reach this index through catch_up, and a restart replays from the last sync."""
+    url = store.engine.url.render_as_string(hide_password=False)
+    other = open_store(url, None, tmp_path / "other", StoreConfig(ready_delay_s=0.0, dim=DIM, max_entries=1000),
+                       migrate=False)
+
+    def ready_seqs(s) -> set[int]:
+        return {e["seq"] for e in s.list_entries(state="ready", limit=1000) if e["feedback_score"] >= -2}
+    try:
+        a = other.write(entry(70, state="ready"))
+        b = store.write(entry(71, state="ready"))
+        pending = store.write(entry(72))
+        seq = {cid: store.get(cid)["seq"] for cid in (a, b, pending)}
+        assert seq[a] not in store.index                                   # the event never arrived
+        assert store.catch_up()["added"] >= 1 and set(store.index.labels()) == ready_seqs(store)
+        other.invalidate(cache_id=b)                                       # a state change, not a new row
+        assert other.promote_scope(a, "global")
+        other.promote_due(datetime.now(timezone.utc) + timedelta(seconds=31))   # `pending` made ready over there
+        changes = store.catch_up()
+        assert changes["removed"] == 1 and changes["rescoped"] == 1 and changes["added"] == 1, changes
+        assert set(store.index.labels()) == ready_seqs(store) == {seq[a], seq[pending]}
+        assert store.index.scope_of(seq[a]) == "global"
+        assert found(store, 70, session="someone-else") == [a]             # global: every session finds it
+        store.checkpoint()
+        c = other.write(entry(73, state="ready"))                          # after the checkpoint
+    finally:
+        other.close()
+    store.close()
+    again = open_store(url, None, tmp_path, StoreConfig(ready_delay_s=30.0, dim=DIM, max_entries=1000),
+                       migrate=False)
+    try:
+        assert set(again.index.labels()) == ready_seqs(again) and again.get(c)["seq"] in again.index
+    finally:
+        again.close()

@@ -164,3 +164,34 @@ def test_metric_rates():
     assert rates["precision_proxy"] == pytest.approx(2 / 3) and rates["cache_pollution"] == 1
     assert m.decision_quantiles()["total"]["p50_ms_le"] == 5.0
     assert b"semcache_hit_rate 0.375" in m.render()
+
+
+def test_a_stored_answer_is_served_only_where_the_backend_could_have_given_it():
+    from gateway.cache.request_params import GenerationParams, mismatch
+    stored = GenerationParams.from_body({"model": "smollm2", "temperature": 0, "max_tokens": 200})
+    entry = {"answer_text": "Paris is the capital of France.", "answer_tokens": 8,
+             "usage": {"request": stored.record(), "model": "smollm2"}}
+    ask = GenerationParams.from_body
+    assert mismatch(ask({"model": "smollm2", "temperature": 0}), entry, allow_sampled=False) is None
+    assert mismatch(ask({"model": "gpt-4o", "temperature": 0}), entry, True) == "model"
+    assert mismatch(ask({"model": "smollm2", "max_tokens": 7}), entry, True) == "max_tokens"
+    assert mismatch(ask({"model": "smollm2", "max_completion_tokens": 8}), entry, True) is None
+    assert mismatch(ask({"model": "smollm2", "stop": "capital"}), entry, True) == "stop"
+    assert mismatch(ask({"model": "smollm2", "stop": ["\n\n", "Berlin"]}), entry, True) is None
+    assert mismatch(ask({"model": "smollm2"}), entry, allow_sampled=False) == "temperature"   # default T is 1
+    assert mismatch(ask({"model": "smollm2"}), entry, allow_sampled=True) is None
+    warmed = {"answer_text": "x" * 40, "answer_tokens": 0, "usage": {}}     # an operator's answer: any model
+    assert mismatch(ask({"model": "gpt-4o"}), warmed, True) is None
+    assert mismatch(ask({"model": "gpt-4o", "max_tokens": 9}), warmed, True) == "max_tokens"   # ~10 tokens
+    assert ask({"stop": "x"}).key != ask({"stop": ["y"]}).key and ask({}).key == ask({"temperature": 1}).key
+
+
+def test_a_conversation_id_is_derived_from_its_opening():
+    from gateway.chat import conversation_id
+    opening = [{"role": "system", "content": "You are a guide."}, {"role": "user", "content": "Plan Kyoto."}]
+    later = [*opening, {"role": "assistant", "content": "Day 1..."}, {"role": "user", "content": "And Osaka?"}]
+    assert conversation_id("acme", opening) == conversation_id("acme", later)
+    assert conversation_id("acme", opening) != conversation_id("globex", opening)
+    other = [{"role": "system", "content": "You are a lawyer."}, opening[1]]
+    assert conversation_id("acme", other) != conversation_id("acme", opening)
+    assert conversation_id("acme", [{"role": "user", "content": "\ud800 broken"}]).startswith("conv-")

@@ -122,3 +122,15 @@ def test_forced_output_replays_a_given_answer_at_full_cost(demo):
     assert out["text"] == answer and out["finish_reason"] == "stop" and out["token_ids"] == ids
     cut = engine.generate([prompt], SamplingParams(max_tokens=4, forced_text=answer, forced_token_ids=ids))[0]
     assert cut["finish_reason"] == "length" and cut["token_ids"] == ids[:4]
+
+
+def test_internal_fields_need_a_trusted_caller():
+    from backend_engine.protocol import OpenAIError, parse_chat
+    body = b'{"messages": [{"role": "user", "content": "hi"}], "forced_output": "x"}'
+    with pytest.raises(OpenAIError) as exc:
+        parse_chat(body)
+    assert exc.value.status == 403 and exc.value.code == "internal_field" and exc.value.param == "forced_output"
+    with pytest.raises(OpenAIError):
+        parse_chat(b'{"messages": [{"role": "user", "content": "hi"}], "cache_salt": "acme"}', "globex")
+    assert parse_chat(body, trusted=True).params.forced_text == "x"
+    assert parse_chat(b'{"messages": [{"role": "user", "content": "hi"}]}', "globex").cache_salt == "globex"

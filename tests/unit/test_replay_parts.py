@@ -5,7 +5,8 @@ import tomllib
 
 import pytest
 
-from gateway.replay.calibrate import GRID, choose_thresholds, curves, dumps_toml, write_thresholds
+from gateway.replay.calibrate import (GRID, choose_thresholds, curves, requests_to_certify, upper_bound,
+                                      write_thresholds)
 from gateway.replay.datasets import conversation_requests, iter_sharegpt, jsonl_sessions, write_jsonl
 from gateway.replay.generate import CATEGORIES, generate
 from gateway.replay.runner import summarize
@@ -92,20 +93,34 @@ def test_thresholds_meet_the_bound_and_say_how_sure_they_are(tmp_path):
     chosen = choose_thresholds(rows, max_false_hit=1e-4)
     travel = chosen["travel_planning"]
     assert 0.90 < travel["candidate"] <= 0.95 and travel["false_hits"] == 0 and travel["hit_rate"] > 0.8
-    assert travel["accept"] >= travel["candidate"] and travel["upper_bound_95"] == pytest.approx(3 / 351)
-    assert not travel["certified"] and "30,000" in travel["statement"]
+    assert travel["accept"] >= travel["candidate"]
+    assert travel["upper_bound_95"] == pytest.approx(1 - 0.025 ** (1 / 351))      # exact, 0 events in 351
+    more = requests_to_certify(0, 351, 1e-4) - 351
+    assert not travel["certified"] and f"{more:,} more requests" in travel["statement"]
     assert chosen["code_qa"]["cacheable_at_bound"] is False
     c = curves(rows)
     assert len(c["threshold"]) == len(GRID) and c["false_hit_rate"][0] == 2 / 352 and c["false_hit_rate"][-1] == 1 / 352
     config = tmp_path / "semcache.toml"
-    config.write_text('backend_url = "http://x:8001"\n\n[ttl_s]\nrealtime = 30.0\n')
-    write_thresholds(config, chosen)
-    data = tomllib.loads(config.read_text())
+    original = '# my gateway\nbackend_url = "http://x:8001"  # the GPU box\n\n[ttl_s]\nrealtime = 30.0\n'
+    config.write_text(original)
+    assert write_thresholds(config, chosen) == {} and config.read_text() == original    # nothing certified
+    write_thresholds(config, chosen, force=True)
+    text = config.read_text()
+    assert text.startswith(original) and "# the GPU box" in text                  # comments and order survive
+    data = tomllib.loads(text)
     assert data["backend_url"] == "http://x:8001" and data["ttl_s"] == {"realtime": 30.0}
     assert data["thresholds"]["travel_planning"]["candidate"] == travel["candidate"]
     assert "code_qa" not in data["thresholds"]
-    assert tomllib.loads(dumps_toml({"a": [1, 2], "b": {"c": {"d": "x\"y"}}})) == {"a": [1, 2],
-                                                                                  "b": {"c": {"d": "x\"y"}}}
+
+
+def test_clopper_pearson_bound():
+    assert upper_bound(1, 1000) == pytest.approx(0.00556, abs=1e-5)          # the Wald-style one said 0.00296
+    assert upper_bound(0, 1000) == pytest.approx(1 - 0.025 ** (1 / 1000))
+    assert upper_bound(0, 0) == 1.0 and upper_bound(5, 5) == 1.0
+    n = requests_to_certify(0, 10, 1e-3)
+    assert upper_bound(0, n) <= 1e-3 < upper_bound(0, n - 1)
+    n = requests_to_certify(2, 500, 1e-2)
+    assert upper_bound(2, n) <= 1e-2 < upper_bound(2, n - 1)
 
 
 def test_settings_read_calibrated_thresholds(tmp_path, monkeypatch):
