@@ -81,12 +81,7 @@ class CuttableProxy:
         self.restore()
 
     def restore(self):
-        listener = socket.socket()
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(("127.0.0.1", self.port))
-        listener.listen(64)
-        self.listener = listener
-        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+        self.listener = _listen(self.port, self._accept)
 
     def cut(self):
         _close_listener(self.listener)             # new connections are refused
@@ -149,12 +144,7 @@ class ScriptedUpstream:
         self.start()
 
     def start(self):
-        listener = socket.socket()
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(("127.0.0.1", self.port))
-        listener.listen(64)
-        self.listener = listener
-        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+        self.listener = _listen(self.port, self._accept)
 
     def kill(self):
         _close_listener(self.listener)
@@ -232,6 +222,16 @@ class ScriptedUpstream:
             except OSError:
                 break
         record["closed"] = time.monotonic()
+
+
+def _listen(port: int, accept) -> socket.socket:
+    """A loopback listener on `port` whose connections `accept(listener)` takes, in a thread of its own."""
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", port))
+    listener.listen(64)
+    threading.Thread(target=accept, args=(listener,), daemon=True).start()
+    return listener
 
 
 def _close_listener(listener: socket.socket) -> None:
