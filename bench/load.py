@@ -119,6 +119,9 @@ class Result:
     worker: str | None
 
 
+SEEN_ERRORS: set[str] = set()
+
+
 async def send(client: httpx.AsyncClient, url: str, session: Session, scheduled: float | None = None
                ) -> tuple[Result, str]:
     body = {"model": "fixed", "messages": session.messages, "max_tokens": 32}
@@ -127,8 +130,11 @@ async def send(client: httpx.AsyncClient, url: str, session: Session, scheduled:
         r = await client.post(url, json=body, headers={"X-Session-Id": session.session_id})
         status, cache, worker = r.status_code, r.headers.get("x-cache"), r.headers.get("x-semcache-worker")
         answer = r.json()["choices"][0]["message"]["content"] if status == 200 else ""
-    except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError):
+    except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError) as exc:
         status, cache, worker, answer = 599, None, None, ""
+        if type(exc).__name__ not in SEEN_ERRORS:         # say once per kind what went wrong
+            SEEN_ERRORS.add(type(exc).__name__)
+            print(f"  client error: {type(exc).__name__}: {exc!r}"[:300], file=sys.stderr)
     end = time.perf_counter()
     return Result(started, (end - (scheduled or started)) * 1e3, status, cache, worker), answer
 
