@@ -106,6 +106,9 @@ def run(cache: SemanticCache, turns: int, probes: int, steady: bool, seed: int) 
                         {"role": "user", "content": text + tail}]
         if steady:
             pipeline.fingerprinter.prime(messages[:-1])
+            # the steady state: the entry was written long before this request, and the encoder's idle time
+            # has encoded its side of the classifier (under load that happens on demand, in "gates")
+            pipeline.fingerprinter.encoder.settle()
         else:
             pipeline.fingerprinter.encoder._cache.clear()      # nothing of this conversation encoded yet
         decision = pipeline.decide(CacheRequest("bench", session, messages, store=False))

@@ -173,6 +173,17 @@ class TextEncoder:
                                                      daemon=True)
                 self._idle_thread.start()
 
+    def settle(self, timeout: float = 10.0) -> bool:
+        """Wait until the idle-time work queued so far has run (benchmarks and tests of the steady state, where
+        an entry was written long before its first candidate). Returns False on timeout."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._idle_lock:
+                if not self._idle_work and self._idle_thread is None:
+                    return True
+            time.sleep(0.005)
+        return False
+
     def _idle_loop(self) -> None:
         while True:
             time.sleep(IDLE_AFTER_S)
