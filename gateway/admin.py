@@ -7,8 +7,9 @@ import time
 from litestar import Request, delete, get, post
 from litestar.datastructures import State
 
-from gateway.auth import admin_guard, authenticate, caller_id, voter_id
+from gateway.auth import admin_guard, authenticate, caller_id
 from gateway.cache import SemanticCache
+from gateway.cache.decision import voter_id
 from gateway.cache.warmup import MAX_WARMUP_ENTRIES, check_entry, warm_all
 from gateway.errors import GatewayError, invalid
 from gateway.metrics import GatewayMetrics

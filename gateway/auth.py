@@ -52,12 +52,6 @@ def caller_id(request: Request, settings: Settings) -> str:
     return "addr:" + client
 
 
-def voter_id(caller: str, tenant: str, session_id: str | None) -> str:
-    """A feedback voter: the session (one user of the tenant's app) when there is one, else the caller."""
-    who = f"{tenant}\0session\0{session_id}" if session_id else f"{tenant}\0{caller}"
-    return hashlib.sha256(who.encode()).hexdigest()[:32]
-
-
 def operator_guard(connection, _handler) -> None:
     """/metrics and /schema: open on a deployment without credentials; otherwise any API key or the admin
     token (a Prometheus scraper sends one as a bearer token)."""

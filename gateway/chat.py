@@ -83,12 +83,13 @@ def _note(request: Request, **fields) -> None:
     request.scope.setdefault("state", {}).update(fields)     # picked up by the access log
 
 
-def _passthrough_headers(response: httpx.Response) -> dict[str, str]:
+def relayed_headers(response: httpx.Response) -> dict[str, str]:
+    """The backend's response headers a client may see: not hop-by-hop, date, server or its own X-Cache*."""
     return {k: v for k, v in response.headers.items() if k.lower() not in HOP_HEADERS and k.lower() != "date"
             and k.lower() != "server" and not k.lower().startswith("x-cache")}
 
 
-async def _upstream_error(response: httpx.Response, metrics: GatewayMetrics, content: bytes | None = None) -> Response:
+async def upstream_error(response: httpx.Response, metrics: GatewayMetrics, content: bytes | None = None) -> Response:
     """4xx from the backend passes through with its body; 5xx becomes a 502. Nothing is cached."""
     if content is None:
         content = await response.aread()
@@ -188,7 +189,7 @@ class ChatTurn:
             await asyncio.gather(disconnect, exchange, return_exceptions=True)
         response, content = exchange.result()
         if response.status_code >= 400:
-            return await _upstream_error(response, self.metrics, content)
+            return await upstream_error(response, self.metrics, content)
         cache_id = uuid.uuid4().hex if decision.cacheable and req.store else None
         if self.stream:
             headers = _cache_headers(decision.outcome, decision.reason, cache_id, decision.score)
@@ -212,7 +213,7 @@ class ChatTurn:
         self.done(decision.outcome)
         headers = _cache_headers(decision.outcome, decision.reason, written, decision.score)
         return Response(content=content, status_code=response.status_code, media_type="application/json",
-                        headers={**_passthrough_headers(response), **headers})
+                        headers={**relayed_headers(response), **headers})
 
     async def _exchange(self, headers: dict[str, str], raw: bytes) -> tuple[httpx.Response, bytes | None]:
         """Send upstream; for a non-stream answer (or an error) also read the whole body. Cancelled, it closes

@@ -12,12 +12,12 @@ from litestar import Request, Response, route
 from litestar.response import Stream
 
 from gateway.auth import authenticate
-from gateway.chat import INTERNAL_FIELDS
+from gateway.chat import INTERNAL_FIELDS, relayed_headers, upstream_error
 from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics
 from gateway.ratelimit import RateLimiter
 from gateway.settings import Settings
-from gateway.upstream import HOP_HEADERS, Upstream
+from gateway.upstream import Upstream
 
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 
@@ -76,14 +76,8 @@ async def passthrough(request: Request, path: str, upstream: Upstream, settings:
         raise
     cache_headers = {"X-Cache": "BYPASS", "X-Cache-Reason": "route:passthrough"}
     if response.status_code >= 500:
-        await response.aread()
-        await response.aclose()
-        metrics.upstream_errors.labels("status_5xx").inc()
-        raise GatewayError(502, f"the backend failed with HTTP {response.status_code}", "upstream_error",
-                           code="upstream_error")
-    passed = {k: v for k, v in response.headers.items()
-              if k.lower() not in HOP_HEADERS and k.lower() not in ("date", "server", "content-type")
-              and not k.lower().startswith("x-cache")}
+        await upstream_error(response, metrics)          # a 502, as for chat
+    passed = {k: v for k, v in relayed_headers(response).items() if k.lower() != "content-type"}
     metrics.requests.labels("BYPASS").inc()
     return Stream(_relay(response), status_code=response.status_code,
                   media_type=response.headers.get("content-type", "application/json"),

@@ -18,7 +18,6 @@ from functools import partial
 
 from fingerprint import Fingerprint, Fingerprinter
 from fingerprint.entities import conflicts
-from gateway.auth import voter_id
 from gateway.cache.request_params import MISMATCHES, GenerationParams, mismatch
 from gateway.cache.signals import is_negative, is_refinement, is_reset
 from gateway.index import SearchFilter
@@ -79,6 +78,12 @@ class Decision:
 def request_hash(messages: list[dict]) -> str:
     canonical = [[m.get("role"), message_text(m)] for m in messages]
     return hashlib.sha256(json.dumps(canonical, ensure_ascii=False).encode()).hexdigest()
+
+
+def voter_id(caller: str, tenant: str, session_id: str | None) -> str:
+    """A feedback voter: the session (one user of the tenant's app) when there is one, else the caller."""
+    who = f"{tenant}\0session\0{session_id}" if session_id else f"{tenant}\0{caller}"
+    return hashlib.sha256(who.encode()).hexdigest()[:32]
 
 
 def storable(value):

@@ -67,8 +67,7 @@ class SemanticCache:
                             gates={"fail_open": dependency, "breaker": self.breaker.state})
         try:
             if probe:                  # half-open: the failed dependencies must answer before the cache is used
-                health = await asyncio.to_thread(self.store.health)
-                down = "store" if not health["database"] else "redis" if health["redis"] is False else None
+                down = await self._down()
                 if down:
                     return self._fail_open(req, down, "unreachable", "decide")
             decision = await asyncio.to_thread(self.pipeline.decide, req)
@@ -111,12 +110,16 @@ class SemanticCache:
         go, probe = self.breaker.allow()
         if not probe:
             return
-        health = await asyncio.to_thread(self.store.health)
-        down = "store" if not health["database"] else "redis" if health["redis"] is False else None
+        down = await self._down()
         if down:
             self.breaker.failure(down, "unreachable")
         else:
             self.breaker.success()
+
+    async def _down(self) -> str | None:
+        """The dependency that does not answer ("store" or "redis"), or None when both do."""
+        health = await asyncio.to_thread(self.store.health)
+        return "store" if not health["database"] else "redis" if health["redis"] is False else None
 
     def touchable(self, req: CacheRequest) -> bool:
         """May this request still read or write the cache (bookkeeping, writes)?"""

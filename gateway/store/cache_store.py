@@ -288,15 +288,13 @@ class CacheStore:
             log.warning("hot store %s failed: %s", what, exc.__class__.__name__,
                         extra={"fields": {"error": exc.__class__.__name__}})
 
-    def feedback(self, cache_id: str, signal: str, session_id: str | None = None, delta: float | None = None,
-                 detail: str | None = None, voter: str | None = None) -> dict | None:
-        """regenerate / negative lower the score, positive raises it (up to `feedback_max_score`); `gate` (a
-        failed hit gate) lowers it by `delta`. With a `voter` (a user: API key and session), each voter counts
+    def feedback(self, cache_id: str, signal: str, session_id: str | None = None,
+                 voter: str | None = None) -> dict | None:
+        """regenerate / negative lower the score, positive raises it (up to `feedback_max_score`). With a `voter` (a user: API key and session), each voter counts
         once per entry, so one user alone can neither sink an entry others are served below the floor nor pin
         it; the result then says `counted`. A negative from the entry's own session drops it at once: a
         pending answer never becomes ready, a session-scoped one stops being served to that session."""
-        if delta is None:
-            delta = {"positive": 1.0, "negative": -1.0, "regenerate": -1.0}[signal]
+        delta = {"positive": 1.0, "negative": -1.0, "regenerate": -1.0}[signal]
         now = _now()
         with self.sessions.begin() as db:
             row = db.scalar(select(CacheEntry).where(CacheEntry.cache_id == cache_id))
@@ -317,8 +315,7 @@ class CacheStore:
                 row.state = "invalid"
             drop = row.state == "invalid" or row.feedback_score < self.config.feedback_floor
             db.add(CacheEvent(at=now, kind="feedback", cache_id=cache_id, tenant=row.tenant,
-                              detail={"signal": signal, "score": row.feedback_score,
-                                      **({"reason": detail} if detail else {})}))
+                              detail={"signal": signal, "score": row.feedback_score}))
             result = {**entry_dict(row), "counted": True}
         if drop:
             self._publish_remove([row.seq], [cache_id])

@@ -224,6 +224,18 @@ class ScriptedUpstream:
         record["closed"] = time.monotonic()
 
 
+def assert_failed_open(results: list[dict], start: float, end: float, dependency: str) -> list[dict]:
+    """Every request answered 200; those sent during the outage were BYPASS with a fail-open reason, some
+    named the failed dependency and, once the breaker opened, `cache:degraded`. Returns the outage's rows."""
+    assert all(r["status"] == 200 for r in results), [r for r in results if r["status"] != 200]
+    outage = during(results, start, end)
+    assert len(outage) >= 3, results
+    assert all(r["cache"] == "BYPASS" and r["reason"] in FAIL_OPEN for r in outage), outage
+    assert f"fail_open:{dependency}" in {r["reason"] for r in results}, results
+    assert "cache:degraded" in {r["reason"] for r in outage}, outage
+    return outage
+
+
 def _listen(port: int, accept) -> socket.socket:
     """A loopback listener on `port` whose connections `accept(listener)` takes, in a thread of its own."""
     listener = socket.socket()
@@ -424,13 +436,8 @@ def test_redis_killed_mid_traffic_fails_open_and_the_index_catches_up(demo_backe
             time.sleep(0.5)
             results = traffic.finish()
 
-            assert all(r["status"] == 200 for r in results), [r for r in results if r["status"] != 200]
-            outage = during(results, killed + 0.3, restarted)
-            assert len(outage) >= 3, results
-            assert all(r["cache"] == "BYPASS" and r["reason"] in FAIL_OPEN for r in outage), outage
+            outage = assert_failed_open(results, killed + 0.3, restarted, "redis")
             assert not any(r["written"] for r in outage)
-            assert "fail_open:redis" in {r["reason"] for r in results}, results
-            assert "cache:degraded" in {r["reason"] for r in outage}, outage
             assert gateway_metric(url, 'semcache_fail_open_total{dependency="redis",stage="decide"}') >= 1
             assert gateway_metric(url, 'semcache_fail_open_total{dependency="redis",stage="skipped"}') >= 1
             assert gateway_metric(url, "semcache_cache_breaker_state") == 0
@@ -493,13 +500,8 @@ def test_database_cut_fails_open_and_recovers(demo_backend, redis_url):
             time.sleep(0.5)
             results = traffic.finish()
 
-            assert all(r["status"] == 200 for r in results), [r for r in results if r["status"] != 200]
-            outage = during(results, cut + 0.3, restored)
-            assert len(outage) >= 3, results
-            assert all(r["cache"] == "BYPASS" and r["reason"] in FAIL_OPEN for r in outage), outage
             # the first failures may be requests already in flight when it was cut; the breaker then opened
-            assert "fail_open:store" in {r["reason"] for r in results}, results
-            assert "cache:degraded" in {r["reason"] for r in outage}, outage
+            assert_failed_open(results, cut + 0.3, restored, "store")
             assert gateway_metric(url, 'semcache_fail_open_total{dependency="store",stage="decide"}') >= 1
             # recovery: the pending entry is promoted once the database is back, and hits
             wait_for(lambda: entry_state(database, italy.headers["x-cache-id"]) == "ready", 10, "promoted")
