@@ -1,16 +1,15 @@
-"""Active entities of a conversation: numbers with units, money, dates, durations, gazetteer places,
-products and items, capitalised and quoted spans, and negated items (¬museum).
+"""Active entities of a conversation: numbers with units, money, dates and durations (unit and date
+patterns), names (jieba's part-of-speech tags in Chinese, capitalised spans in English, quoted spans), and
+the words a negation governs (¬word:museum). No list of known places or products: names are found by form.
 
 An entity is a string `kind:value`. Keyed kinds (money, duration units,
 counts) hold one value at a time, so a later "raise it to 10k" replaces the
-earlier budget; "without museums" removes `item:museum` and adds `¬item:museum`.
+earlier budget; "without museums" adds `¬word:museum`, which a later mention of museums takes back.
 """
 from __future__ import annotations
 
-import json
 import re
 from functools import lru_cache
-from pathlib import Path
 
 from fingerprint.normalize import normalize_text
 
@@ -51,44 +50,49 @@ _SURNAME_TITLE = re.compile(r"[王李张刘陈杨黄赵吴周徐孙马朱胡郭�
                             r"(?:总|经理|先生|女士|老师|医生|律师|教授)")
 
 
-def _term(name: str) -> str:
-    """A regex for a gazetteer name: ASCII names need letter boundaries (\\b fails next to CJK)."""
-    return r"(?<![A-Za-z0-9])%s(?![A-Za-z0-9])" % re.escape(name) if name.isascii() else re.escape(name)
 _STOP_CAPS = {"I", "The", "A", "An", "And", "But", "Or", "Please", "Can", "Could", "What", "How", "Is", "Are", "Do",
-              "Does", "My", "Your", "We", "You", "It", "This", "That", "Day", "Hi", "Hello", "Thanks", "Yes", "No",
-              "Also", "Then", "Now", "Make", "Plan", "Add", "Remove", "Change", "Keep", "Use", "Write", "Tell"}
+              "Does", "My", "Your", "We", "You", "It", "This", "That", "Hi", "Hello", "Thanks", "Yes", "No",
+              "Also", "Then", "Now", "Why", "When", "Where", "Which", "Who", "Would", "Should", "Will", "If",
+              "Ok", "Okay", "OK", "Hey", "Dear"}
+# jieba's part-of-speech tags for names: places, people, organisations, other proper nouns
+_ZH_NAME_TAGS = {"ns": "place", "nr": "person", "nrt": "person", "nrfg": "person", "nt": "org", "nz": "name"}
+_HAN = re.compile(r"[\u3400-\u9fff]")
 
 
 _BARE_NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d.])")
 _WORD_COUNTS = {"twice": "2", "once": "1", "thrice": "3", "两次": "2", "一次": "1"}
+_CLAUSE = re.compile(r"[,.;!?，。；！？]|\band\b|\bbut\b|但是|但")
 
 
-@lru_cache(maxsize=1)
-def contrasts() -> list[tuple[re.Pattern, str, str]]:
-    """Contrast axes (tone, transport, operation, ...): two requests naming different values of one
-    axis ask for different things, however close their wording."""
-    data = json.loads((Path(__file__).parent / "data" / "contrasts.json").read_text())
-    entries = []
-    for axis, values in data.items():
-        for value, names in values.items():
-            for name in names:
-                entries.append((re.compile(_term(name), re.I), axis, value, len(name)))
-    entries.sort(key=lambda e: -e[3])
-    return [(p, axis, value) for p, axis, value, _ in entries]
+def _chinese_names(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, key) of the names jieba tags in a text (part of speech, not a list of known names)."""
+    from validator.alignment import posseg
+    out, position = [], 0
+    for piece in posseg().lcut(text):
+        start = text.find(piece.word, position)
+        if start < 0:
+            continue
+        position = start + len(piece.word)
+        kind = _ZH_NAME_TAGS.get(piece.flag)
+        if kind and len(piece.word) > 1 and _HAN.search(piece.word):
+            out.append((start, position, f"{kind}:{piece.word}"))
+    return out
 
 
-@lru_cache(maxsize=1)
-def gazetteer() -> list[tuple[re.Pattern, str]]:
-    data = json.loads((Path(__file__).parent / "data" / "gazetteer.json").read_text())
-    entries = []
-    for kind, items in data.items():
-        for canonical, names in items.items():
-            for name in names:
-                ascii_name = name.isascii()
-                pattern = re.compile(_term(name), 0 if ascii_name and name[:1].isupper() and kind != "item" else re.I)
-                entries.append((pattern, f"{kind}:{canonical}", len(name)))
-    entries.sort(key=lambda e: -e[2])
-    return [(p, key) for p, key, _ in entries]
+def _negated_words(text: str) -> set[str]:
+    """The content words a negation governs, up to the end of its clause ("without museums", "不要博物馆")."""
+    from validator.alignment import words
+    out = set()
+    for clause in _CLAUSE.split(text):
+        if not _NEGATION.search(clause):
+            continue
+        seen_negation = False
+        for w in words(clause):
+            if w.negation or _NEGATION.fullmatch(w.text):
+                seen_negation = True
+            elif seen_negation and w.content and not w.number:
+                out.add("word:" + w.text)
+    return out
 
 
 def _fmt(value: str) -> str:
@@ -134,35 +138,21 @@ def _extract(text: str) -> tuple[tuple, tuple, frozenset]:
             if not used[m.start()] and m.group(0) != keyed.get("money")]
     if bare:
         keyed["numbers"] = ",".join(bare)
-    axes: dict[str, set[str]] = {}
-    for pattern, axis, value in contrasts():
-        if pattern.search(text):
-            axes.setdefault(axis, set()).add(value)
-    for axis, values in axes.items():
-        keyed["axis:" + axis] = "+".join(sorted(values))
     named: list[tuple[int, str]] = []           # (position, key): named entities keep their order
-    negated: set[str] = set()
     taken = bytearray(len(text))
-    for pattern, key in gazetteer():
-        for match in pattern.finditer(text):
-            if taken.find(1, match.start(), match.end()) >= 0:
-                continue
-            taken[match.start():match.end()] = b"\x01" * (match.end() - match.start())
-            window = text[max(0, match.start() - 14):match.start()]
-            clause = re.split(r"[,.;!?，。；！？]|\band\b|\bbut\b|但是|但", window)[-1]
-            if _NEGATION.search(clause):
-                negated.add(key)
-            else:
-                named.append((match.start(), key))
-    named += [(m.start(), "person:" + m.group(0)) for m in _SURNAME_TITLE.finditer(text)]
-    named_sorted = [key for _, key in sorted(named)]
+    if _HAN.search(text):
+        for start, end, key in _chinese_names(text):
+            taken[start:end] = b"\x01" * (end - start)
+            named.append((start, key))
     for match in _QUOTED.finditer(text):
-        named_sorted.append("quote:" + match.group(1).strip().lower())
+        named.append((match.start(), "quote:" + match.group(1).strip().lower()))
     for match in _CAPITALISED.finditer(text):
         span = match.group(1)
         if span.split()[0] in _STOP_CAPS or taken[match.start()] or _DATE.fullmatch(span):
             continue
-        named_sorted.append("name:" + span.lower())
+        named.append((match.start(), "name:" + span.lower()))
+    negated = _negated_words(text)
+    named_sorted = [key for _, key in sorted(named)]
     return tuple(keyed.items()), tuple(dict.fromkeys(named_sorted)), frozenset(negated)
 
 
@@ -184,6 +174,10 @@ def active_entities(user_texts: list[str]) -> list[str]:
             negated.discard(key)
             if key not in named:
                 named.append(key)
+        if negated:               # "add the museums back": a later plain mention takes a negation back
+            from validator.alignment import content_words
+            mentioned = {"word:" + w for w in content_words(text)} - set(neg)
+            negated -= mentioned
     out = [f"{key}={value}" for key, value in sorted(keyed.items())]
     return out + named + sorted("¬" + key for key in negated)
 
@@ -199,15 +193,10 @@ def conflicts(a: list[str], b: list[str]) -> bool:
     ka, na, xa = split(a)
     kb, nb, xb = split(b)
     for key in ka.keys() & kb.keys():
-        if key.startswith("axis:"):
-            # several values may be named ("translate Chinese into English"); only disjoint choices conflict
-            va, vb = set(ka[key].split("+")), set(kb[key].split("+"))
-            if not (va <= vb or vb <= va):
-                return True
-        elif ka[key] != kb[key]:
+        if ka[key] != kb[key]:
             return True
     if xa != xb or (xa & set(nb)) or (xb & set(na)):
         return True
-    places_a = [e for e in na if e.startswith(("place:", "product:", "person:"))]
-    places_b = [e for e in nb if e.startswith(("place:", "product:", "person:"))]
-    return places_a != places_b
+    # names on both sides and none in common: another place, person or product (a name on one side only may
+    # be a reference, "that city", which the pair judge reads)
+    return bool(na) and bool(nb) and not set(na) & set(nb)

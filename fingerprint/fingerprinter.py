@@ -9,10 +9,9 @@ encodes only what is new.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -21,7 +20,6 @@ from fingerprint.encoder import TextEncoder
 from fingerprint.entities import active_entities, extract
 from fingerprint.normalize import mask_volatile, normalize_text
 
-CALIBRATION_FILE = Path(__file__).parent / "data" / "calibration.json"
 SYSTEM_CHARS = 512
 SYSTEM_TAIL_CHARS = 4 * SYSTEM_CHARS   # masked to find the key part: masking only ever shortens text
 VIEW_CHARS = 1500                # roughly the encoder's 512 tokens for mixed EN/ZH text
@@ -35,9 +33,6 @@ CHANGE_CUES = re.compile(
     r"(?:show|give|tell|put) (?:it|that|them)(?: to me)? in)\b|改|换|不要|去掉|去除|取消|排除|加上|增加|减少|提高|降低|"
     r"还有|补充|别|再|延长|缩短|只要|只去|便宜|贵一点|多一|少一|另外|还要|以内|控制在|不超过|至少|换算|呢[?？]?$",
     re.I)
-COREF_CUES = re.compile(r"\b(that|this|it|those|these|them|there|the same|above|previous|last one|which one)\b|"
-                        r"那家|那个|这个|这家|它|上面|刚才|之前|那里|这些|那些", re.I)
-
 
 @dataclass
 class Tags:
@@ -96,13 +91,13 @@ def _key_points(text: str, limit: int = 200) -> str:
 
 
 class Fingerprinter:
-    def __init__(self, encoder: TextEncoder | None = None, calibration: Path = CALIBRATION_FILE):
+    def __init__(self, encoder: TextEncoder | None = None,
+                 topic_switch: Callable[[list[dict]], bool] | None = None):
+        """`topic_switch(messages)`: does the last user turn leave the conversation's topic? Without one (the
+        gateway's default, docs/fingerprint.md) no turn is a switch and the history stays in the view."""
         self.encoder = encoder or TextEncoder()
         self.domains = DomainClassifier(self.encoder)
-        cal = json.loads(Path(calibration).read_text()) if Path(calibration).exists() else {}
-        self.switch_similarity = cal.get("switch_similarity", 0.82)
-        self.switch_domain_confidence = cal.get("switch_domain_confidence", 0.86)
-        self.switch_change_margin = cal.get("switch_change_margin", 0.0)
+        self.topic_switch = topic_switch
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Unit vectors of texts as the fingerprint sees them (normalised), so that other consumers of the
@@ -138,16 +133,8 @@ class Fingerprinter:
         recent = history[-3:]
         change = bool(CHANGE_CUES.search(current)) or self._changes_a_value(history, current)
         switch, debug = False, {}
-        if recent:
-            v_recent = _unit(v_chunks[-len(recent):].mean(0))
-            similarity = float(v_current @ v_recent)
-            alone, alone_score = self.domains.classify(current, v_current)
-            before, _ = self.domains.classify(" ".join(t for r, t in recent if r == "user") or recent[-1][1],
-                                              v_recent)
-            debug.update(switch_similarity=similarity, domain_alone=alone, domain_alone_score=alone_score,
-                         domain_before=before, coreference=bool(COREF_CUES.search(current)),
-                         shares_entities=self._shares_entities(history, current), change=change)
-            switch = self.is_switch(debug)
+        if recent and self.topic_switch is not None:
+            switch = self.topic_switch(messages)
         topic = [] if switch else topic_all
         user_texts = [t for r, t in topic if r == "user"] + [current]
         if topic:
@@ -168,19 +155,6 @@ class Fingerprinter:
             vector = vector + HISTORY_WEIGHT * vectors[-1]
         return Fingerprint(tags, "\n".join(view_lines), _unit(vector), version, debug)
 
-    def is_switch(self, features: dict) -> bool:
-        """A new topic: no entity shared with the last turns, and either confidently in another domain,
-        or far from the last turns without a reference back ("that hotel", "那家").
-        Thresholds come from calibration.json."""
-        if features["shares_entities"]:
-            return False
-        other_domain = features["domain_alone"] not in (features["domain_before"], "other")
-        # a change instruction ("make it...", "改成...") usually continues the topic: ask for more confidence
-        needed = self.switch_domain_confidence + (self.switch_change_margin if features["change"] else 0.0)
-        if other_domain and features["domain_alone_score"] >= needed:
-            return True
-        return features["switch_similarity"] < self.switch_similarity and not features["coreference"]
-
     def prime(self, messages: list[dict]) -> None:
         """Encode a conversation's turns ahead of its next request (e.g. right after the answer is sent),
         so that the next fingerprint only has the new user message left to encode."""
@@ -193,14 +167,6 @@ class Fingerprinter:
         before = dict(e.split("=", 1) for e in active_entities([t for r, t in history if r == "user"]) if "=" in e)
         now, _, negated = extract(current)
         return bool(negated) or any(k in before and before[k] != v for k, v in now.items())
-
-    @staticmethod
-    def _shares_entities(history: list[tuple[str, str]], current: str) -> bool:
-        _, named_now, _ = extract(current)
-        if not named_now:
-            return False
-        earlier = set(active_entities([t for r, t in history[-3:] if r == "user"]))
-        return bool(earlier & set(named_now))
 
     @staticmethod
     def _view(system_key: str, topic: list[tuple[str, str]], current: str, tags: Tags) -> list[str]:

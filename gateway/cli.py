@@ -343,6 +343,9 @@ def cmd_models_prepare(args) -> int:
     print(f"model {args.model}: {folder or 'built in (no files needed)'}")
     encoder, _ = resolve_encoder_dir(args.embedding_model, data_dir)
     print(f"embedding model {args.embedding_model}: {encoder}")
+    from validator.pair_network import assemble
+    e5 = resolve_encoder_dir("e5-small", data_dir)[0]
+    print(f"pair model: {assemble(e5, e5.parent / 'pair-judge')}")
     return 0
 
 

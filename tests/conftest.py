@@ -145,10 +145,11 @@ def fresh_dirs() -> dict:
 @functools.cache
 def models_dir() -> str:
     """Prepared models shared by every test server (a server's own data dir is a fresh temp dir);
-    e5-small is prepared here once, before any server needs it."""
+    e5-small and the pair model are prepared here once, before any server needs them."""
     from fingerprint.encoder import resolve_encoder_dir
+    from validator.pair_network import assemble
     folder = Path(os.environ.get("SEMCACHE_DATA_DIR") or Path.home() / ".semcache") / "models"
-    resolve_encoder_dir("e5-small", models_dir=folder)
+    assemble(resolve_encoder_dir("e5-small", models_dir=folder)[0], folder / "pair-judge")
     return str(folder)
 
 

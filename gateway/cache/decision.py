@@ -23,8 +23,8 @@ from gateway.cache.signals import is_negative, is_refinement, is_reset
 from gateway.index import SearchFilter
 from gateway.store import CacheStore, NewEntry
 from validator import KeyFactValidator, RiskPolicy
-from validator.change_intent import ChangeIntentClassifier
 from validator.key_facts import message_text
+from validator.pair_judge import PairJudge
 
 log = logging.getLogger("semcache.decision")
 TURN_CHARS = 600             # each stored turn of the cached request, for the classifier
@@ -125,7 +125,7 @@ def _stage(timings: dict, name: str):
 
 
 class DecisionPipeline:
-    def __init__(self, store: CacheStore, fingerprinter: Fingerprinter, intent: ChangeIntentClassifier,
+    def __init__(self, store: CacheStore, fingerprinter: Fingerprinter, intent: PairJudge,
                  validator: KeyFactValidator | None = None, policies: RiskPolicy | None = None, search_k: int = 5,
                  duplicate_window_s: float = 2.0, mode: str = "semantic", allow_sampled_hits: bool = True):
         self.store = store
@@ -193,24 +193,28 @@ class DecisionPipeline:
         mine = fp.tags.active_entities
         agree = [(e, s) for e, s in found if not conflicts(mine, (e.get("tags") or {}).get("active_entities", []))]
         gates: dict = {"candidates": len(found), "entity_conflicts": len(found) - len(agree)}
-        downgrade = "PARTIAL" if req.in_conversation else "MISS"
         if not agree or agree[0][1] < policy.candidate:
             near = [(e, s) for e, s in found if s >= policy.candidate]
             if near:
-                # the closest entries name other values (budget, days, place): the same task, changed
+                # the closest entries name other values (budget, days, place): another entity may be another
+                # task, so this is PARTIAL only as a turn of this conversation
                 entry, score = near[0]
-                return Decision(downgrade, "entities:conflict", score=score, entry=entry, gates=gates, **base)
+                return Decision("PARTIAL" if req.in_conversation else "MISS", "entities:conflict", score=score,
+                                entry=entry, gates=gates, **base)
             return Decision("MISS", "band:miss" if found else "no_candidate",
                             score=found[0][1] if found else None, gates=gates, **base)
         entry, score = agree[0]
+        downgrade = self._downgrade(req, entry)
         if req.in_conversation and is_refinement(current):
             # "more", "continue", "再详细点": an instruction on the last answer; repeated, it asks for more
             return Decision(downgrade, "intent:refine", score=score, entry=entry, gates=gates, **base)
         with watch("gates"):
             gates["band"] = "accept" if score >= policy.accept else "candidate"
-            intent = self.intent.classify(req.messages, cached_messages(entry))
+            intent = self.intent.judge(req.messages, cached_messages(entry))
             gates["intent"] = intent.label
+            gates["intent_by"] = intent.by
             gates["intent_probs"] = {k: round(v, 3) for k, v in intent.probs.items()}
+            gates["changed"] = intent.alignment
             if intent.label != "same":
                 # a gate's doubt is not the entry's fault: only users' evidence (feedback, regenerate,
                 # "that's wrong") lowers an entry's feedback score, never a near-miss
@@ -226,6 +230,14 @@ class DecisionPipeline:
                     return Decision(downgrade, f"validator:{rule}", score=score, entry=entry, gates=gates, **base)
         return Decision("HIT", "accept", score=score, entry=entry, gates=gates, **base)
 
+    @staticmethod
+    def _downgrade(req: CacheRequest, entry: dict | None) -> str:
+        """The same task, changed (the judge's `modify`, a failed gate): PARTIAL in the same conversation (a
+        follow-up turn, or the session that wrote the matched entry), whose prefix is there to reuse; a MISS
+        anywhere else."""
+        same_session = bool(entry and req.session_id and entry.get("session_id") == req.session_id)
+        return "PARTIAL" if req.in_conversation or same_session else "MISS"
+
     def _honour_params(self, req: CacheRequest, decision: Decision) -> Decision:
         """A stored answer the backend could not have given this request (another model, longer than its
         max_tokens, holding one of its stop strings) is not served: the backend answers."""
@@ -233,7 +245,7 @@ class DecisionPipeline:
         if why is None:
             return decision
         decision.gates["params"] = why
-        return Decision("PARTIAL" if req.in_conversation else "MISS", f"params:{why}", cacheable=req.store,
+        return Decision(self._downgrade(req, decision.entry), f"params:{why}", cacheable=req.store,
                         score=decision.score, entry=decision.entry, fingerprint=decision.fingerprint,
                         gates=decision.gates, implicit_feedback=decision.implicit_feedback)
 
@@ -311,12 +323,7 @@ class DecisionPipeline:
         return self._write(self.new_entry(req, fp, answer, usage=usage, cache_id=cache_id, state=state))
 
     def _write(self, new: NewEntry) -> str:
-        cache_id = self.store.write(new)
-        # the classifier's side of a future hit, encoded when the encoder is idle (under load: when a hit
-        # candidate first needs it); most entries never meet one, so the request path does not pay for it
-        self.fingerprinter.encoder.when_idle(partial(self.intent.prime, cached_messages(
-            {"request_text": new.request_text, "answer_text": new.answer_text})))
-        return cache_id
+        return self.store.write(new)
 
     def warm(self, req: CacheRequest, answer: str, scope: str) -> tuple[str | None, str]:
         """Write a known-good answer `ready` (admin warm-up). Returns (cache_id, reason)."""

@@ -12,12 +12,13 @@ import time
 from pathlib import Path
 
 from fingerprint import Fingerprinter, TextEncoder
+from fingerprint.encoder import default_data_dir, resolve_encoder_dir
 from gateway.cache.breaker import CLOSED, OPEN, STATE_VALUES, CircuitBreaker, dependency_of
 from gateway.cache.decision import CacheRequest, Decision, DecisionPipeline
 from gateway.metrics import GatewayMetrics
 from gateway.store import CacheStore
 from validator import RiskPolicy
-from validator.change_intent import ChangeIntentClassifier
+from validator.pair_judge import PairJudge
 
 log = logging.getLogger("semcache.cache")
 
@@ -45,12 +46,18 @@ class SemanticCache:
         if encoder.dim != store.config.dim:
             raise ValueError(f"the embedding model {embedding_model!r} gives {encoder.dim}-d vectors but the store "
                              f"holds {store.config.dim}-d ones")
+        models_dir = models_dir or default_data_dir() / "models"
+        # the pair model is e5 underneath, whichever encoder the fingerprint uses
+        judge = PairJudge.prepared(resolve_encoder_dir("e5-small", models_dir=models_dir)[0], models_dir)
+        # no topic-switch function: a switch skips the lookup, and both trained detectors (a switch head, the pair
+        # model against the previous turn) lost more hits to false switches than they saved lookups; the judge
+        # reads a switch on every candidate instead (`intent:switch`)
         fingerprinter = Fingerprinter(encoder)
         policies = RiskPolicy.load(risk_policy)
         for domain, values in (thresholds or {}).items():      # calibrated thresholds win over the table
             policies.domains[domain] = {**policies.domains.get(domain, {}),
                                         **{k: float(v) for k, v in values.items() if k in ("accept", "candidate")}}
-        pipeline = DecisionPipeline(store, fingerprinter, ChangeIntentClassifier(fingerprinter.embed),
+        pipeline = DecisionPipeline(store, fingerprinter, judge,
                                     policies=policies, search_k=search_k,
                                     duplicate_window_s=duplicate_window_s, mode=mode,
                                     allow_sampled_hits=allow_sampled_hits)

@@ -140,9 +140,6 @@ def run_in_process(cases: list[dict], settings, progress=None) -> list[dict]:
             if cache_id:
                 entry = pipeline.store.get(cache_id)
                 seed_domain = (entry.get("tags") or {}).get("intent_domain")
-                # steady state: a warmed entry's side of the classifier is encoded when the encoder is idle,
-                # long before a probe comes; done here at once, so the probe's latency is not the warm-up's
-                pipeline.intent.prime(cached_messages(entry))
             probe = with_system(case["system"], case["probe"])
             # what the chat route does not cache (a message over max_cache_message_chars) is a BYPASS there too
             unsupported = unsupported_feature({"messages": probe}, settings.max_cache_message_chars)

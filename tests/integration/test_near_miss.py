@@ -11,7 +11,7 @@ from gateway.cache import CacheRequest, SemanticCache
 from gateway.metrics import GatewayMetrics
 from gateway.store import StoreConfig, open_store
 from tests.conftest import models_dir
-from validator.change_intent import IntentResult
+from validator.pair_judge import Verdict as PairVerdict
 from validator.key_fact_validator import Verdict
 
 SYSTEM = {"role": "system", "content": "You are a travel assistant. Give short day-by-day plans."}
@@ -33,15 +33,15 @@ def test_near_misses_leave_the_feedback_score_alone(pipeline, monkeypatch):
     cache_id, status = pipeline.warm(CacheRequest("acme", "s1", QUESTION), ANSWER, "session")
     assert status == "written"
     assert pipeline.decide(CacheRequest("acme", "s1", QUESTION, store=False)).outcome == "HIT"
-    classify, check = pipeline.intent.classify, pipeline.validator.check
+    judge, check = pipeline.intent.judge, pipeline.validator.check
     # the classifier doubts (`modify`, `switch`) the very question, scored at the top of the accept band
     for label in ["modify"] * 9 + ["switch"]:
-        monkeypatch.setattr(pipeline.intent, "classify",
-                            lambda *a, label=label: IntentResult(label, {"same": 0.1, "modify": 0.8, "switch": 0.1}))
+        monkeypatch.setattr(pipeline.intent, "judge", lambda *a, label=label: PairVerdict(
+            label, {"same": 0.1, "modify": 0.8, "switch": 0.1}, "model"))
         decision = pipeline.decide(CacheRequest("acme", "s1", QUESTION, store=False))
         assert decision.reason == f"intent:{label}" and decision.gates["band"] == "accept"
         assert decision.entry["cache_id"] == cache_id
-    monkeypatch.setattr(pipeline.intent, "classify", classify)
+    monkeypatch.setattr(pipeline.intent, "judge", judge)
     # the key-fact validator doubts it
     monkeypatch.setattr(pipeline.validator, "check", lambda *a, **k: Verdict(False, "budget:over"))
     for _ in range(5):

@@ -20,7 +20,7 @@ from gateway.errors import GatewayError
 from gateway.settings import Settings
 from gateway.upstream import Upstream, upstream_session_id
 from gateway.validation import MAX_JSON_DEPTH, decode_json_object, is_cache_id, json_depth, session_id
-from validator.change_intent import numbers, rule_features
+from validator.alignment import align
 from validator.key_fact_validator import KeyFactValidator
 from validator.key_facts import KeyFactExtractor, message_text, resolve_dates
 from validator.risk_policy import RiskPolicy
@@ -199,8 +199,7 @@ def test_extractors_cost_one_pass_over_a_long_text(unit):
     for name, run in [("key facts", lambda: KeyFactExtractor().extract(text, TODAY)),
                       ("entities", lambda: extract(text)), ("normalize", lambda: normalize_text(text)),
                       ("mask", lambda: mask_volatile(text)), ("volatile", lambda: RiskPolicy.is_volatile(text)),
-                      ("change intent", lambda: rule_features([{"role": "user", "content": text}],
-                                                              [{"role": "user", "content": text}]))]:
+                      ("alignment", lambda: align(text, text[::-1]))]:
         started = time.perf_counter()
         run()
         assert time.perf_counter() - started < 5.0, name
@@ -267,8 +266,7 @@ def test_extractors_never_raise_on_arbitrary_text(text):
     normalize_text(text)
     mask_volatile(text)
     RiskPolicy.is_volatile(text)
-    numbers(text)
-    rule_features([{"role": "user", "content": text}], [{"role": "user", "content": text[:10]}])
+    align(text, text[:10]), align(text[::-1], text)
     is_reset(text), is_negative(text), is_refinement(text)
     english_number(text), chinese_number(text)
 

@@ -1,0 +1,121 @@
+"""The pair judge (alignment, then the pair model) on held-out pairs, and the gates together on hard pairs.
+
+Held out: the `test` groups of validator/training/build_pairs.py (every pair built from one base request is
+on one side of the split), a fixed sample of 300 per source. Floors, with the numbers measured when the model
+was trained in the model card (validator/data/pair_model.json): changes (`modify`, `switch`) judged `same` in
+at most 1% of all sampled changes and 3% of any one source's, and `same` recalled in at least 40% overall.
+"""
+import random
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import models_dir
+from validator.pair_judge import LABELS, PairJudge, Verdict, card, view
+
+CHANGE_LEAK_CEILING = 0.01            # over all sources
+SOURCE_LEAK_CEILING = 0.03            # in any one source's sample (about 150-200 changes each)
+SAME_RECALL_FLOOR = 0.40
+PER_SOURCE = 300
+
+
+@pytest.fixture(scope="module")
+def judge():
+    from fingerprint.encoder import resolve_encoder_dir
+    folder = Path(models_dir())
+    return PairJudge.prepared(resolve_encoder_dir("e5-small", models_dir=folder)[0], folder)
+
+
+@pytest.fixture(scope="module")
+def held_out():
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "validator" / "training"))
+    from build_pairs import build
+    by_source = defaultdict(list)
+    for row in build():
+        if row["split"] == "test":
+            by_source[row["source"]].append(row)
+    rng = random.Random(0)
+    return {source: rng.sample(rows, min(PER_SOURCE, len(rows))) for source, rows in sorted(by_source.items())}
+
+
+def test_held_out_pairs_of_every_source(judge, held_out):
+    assert len(held_out) >= 4                      # four generators, written apart
+    same_hits = same_total = leaked = changed = 0
+    for source, rows in held_out.items():
+        labels = [judge.judge(r["new"], r["cached"]).label for r in rows]
+        changes = [p for p, r in zip(labels, rows) if r["label"] != "same"]
+        leak = sum(p == "same" for p in changes) / max(len(changes), 1)
+        sames = [p for p, r in zip(labels, rows) if r["label"] == "same"]
+        same_hits += sum(p == "same" for p in sames)
+        same_total += len(sames)
+        leaked += sum(p == "same" for p in changes)
+        changed += len(changes)
+        print(f"{source}: {len(rows)} pairs, changes judged same {leak:.3%}, "
+              f"same recalled {sum(p == 'same' for p in sames) / max(len(sames), 1):.3f}")
+        assert leak <= SOURCE_LEAK_CEILING, source
+    print(f"all: changes judged same {leaked / changed:.3%}, same recalled {same_hits / same_total:.3f}")
+    assert leaked / changed <= CHANGE_LEAK_CEILING and same_hits / same_total >= SAME_RECALL_FLOOR
+
+
+def test_model_card_states_its_data_and_threshold():
+    c = card()
+    assert c["data"]["pairs"] >= 20_000 and len(c["data"]["by_source"]) >= 4
+    assert 0.5 <= c["same_threshold"] < 1.0 and c["labels"] == list(LABELS)
+
+
+def test_verdict_names_what_decided(judge):
+    cached = [{"role": "user", "content": "Plan 3 days in Rome"}, {"role": "assistant", "content": "Day 1: ..."}]
+    repeat = judge.judge([{"role": "user", "content": "plan 3 days in Rome, please!"}], cached)
+    assert repeat.label == "same" and repeat.by == "alignment"
+    more = judge.judge([{"role": "user", "content": "Plan 5 days in Rome"}], cached)
+    assert more.label == "modify" and more.by == "veto:numbers"
+    weekend = [{"role": "user", "content": "Plan a weekend in Rome"}, {"role": "assistant", "content": "Saturday: ..."}]
+    other = judge.judge(weekend + [{"role": "user", "content": "How do I reverse a list in Python?"}], weekend)
+    assert other.by == "model" and other.label != "same" and abs(sum(other.probs.values()) - 1) < 1e-3
+
+
+def test_the_same_last_message_in_another_conversation_is_another_request(judge):
+    rome = [{"role": "user", "content": "What should I see in Rome?"}, {"role": "assistant", "content": "The Forum."},
+            {"role": "user", "content": "And what about food there?"}]
+    oslo = [{"role": "user", "content": "What should I see in Oslo?"}, {"role": "assistant", "content": "The fjord."},
+            {"role": "user", "content": "And what about food there?"}]
+    verdict = judge.judge(oslo, rome + [{"role": "assistant", "content": "Carbonara."}])
+    assert verdict.label != "same"
+    assert view(oslo).context == ["What should I see in Oslo?"]
+
+
+def test_the_same_words_after_another_answer_are_not_served():
+    """"The second one" points into the answer before it: when that answer differs, so may the request."""
+    from validator.pair_judge import prejudge
+    ask = [{"role": "user", "content": "Name three sights in Xi'an"}]
+    seed = ask + [{"role": "assistant", "content": "1. Terracotta Army 2. Big Wild Goose Pagoda 3. City Wall"},
+                  {"role": "user", "content": "How early must I book the second one?"}]
+    probe = ask + [{"role": "assistant", "content": "1. Terracotta Army 2. Mount Hua 3. City Wall"},
+                   {"role": "user", "content": "How early must I book the second one?"}]
+    verdict = prejudge(view(probe), view(seed + [{"role": "assistant", "content": "A week ahead."}]))
+    assert verdict.label == "modify" and verdict.by == "veto:answers"
+
+
+HARD_PAIRS = [   # (cached request, cached answer, new request): none may be judged the same request
+    ("Plan 3 days in Paris, budget 10000 euros", "Day 1 Louvre. Total 9499 euros.", "Plan 3 days in Paris, budget 8000 euros"),
+    ("Plan 3 days in Paris with museums", "Day 1 Louvre and Orsay.", "Plan 3 days in Paris without museums"),
+    ("Find a weekend trip from London by train", "Bath, 90 minutes by train.", "Find a weekend trip from London by car"),
+    ("How do I cancel my premium subscription?", "Settings > Billing > Cancel.", "How do I upgrade my premium subscription?"),
+    ("Write SQL to find duplicate emails", "SELECT email ... HAVING COUNT(*) > 1", "Write SQL to delete duplicate emails"),
+    ("Summarize this in three bullet points: remote work", "- a\n- b\n- c", "Summarize this in five bullet points: remote work"),
+    ("杭州三天，预算八千元", "第一天西湖。总计7500元。", "杭州三天，预算五千元"),
+    ("杭州三天，去灵隐寺", "第一天灵隐寺和西湖。", "杭州三天，不要灵隐寺"),
+    ("我的快递五天了还没到，帮我查一下", "包裹在配送站。", "我的快递五天了还没发货，帮我查一下"),
+    ("帮我写SQL查出重复的邮箱", "SELECT email ...", "帮我写SQL删除重复的邮箱"),
+    ("怎么取消自动续费的会员？", "在设置里关闭。", "怎么开通自动续费的会员？"),
+    ("推荐一款坐飞机用的降噪耳机", "索尼和Bose。", "推荐一款跑步用的运动耳机"),
+]
+
+
+@pytest.mark.parametrize("cached_request,answer,new_request", HARD_PAIRS)
+def test_hard_pairs_are_not_the_same_request(judge, cached_request, answer, new_request):
+    cached = [{"role": "user", "content": cached_request}, {"role": "assistant", "content": answer}]
+    verdict: Verdict = judge.judge([{"role": "user", "content": new_request}], cached)
+    assert verdict.label != "same", verdict

@@ -1,0 +1,216 @@
+"""Align two user turns and isolate what changed between them.
+
+Both turns are cut into words (English: letters, digits and apostrophes;
+Chinese: jieba's segmenter with its part-of-speech tags), normalised (width,
+case, number words), and reduced to their content words: nouns, verbs,
+adjectives, numbers, negations and names. What is left out is closed-class
+grammar: punctuation, articles, pronouns, auxiliaries, particles, politeness
+and filler. Two turns whose content words are the same sequence ask the same
+thing; anything else is a change that the pair model has to call equivalent
+before a stored answer may be served.
+
+Numbers and negations are compared on their own as well: a request whose
+quantities or negations differ never asks the same thing, whatever the pair
+model says.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from validator.key_facts import EN_SMALL, chinese_number
+
+MAX_ALIGN_CHARS = 2000        # each turn is aligned on its first 2,000 characters: the cost is bounded
+
+# English closed classes (articles, pronouns, auxiliaries and modals, prepositions, conjunctions) and the
+# discourse markers of politeness and filler. Grammar, not vocabulary: no topic word is listed here.
+EN_FUNCTION = frozenset("""
+a an the this that these those some any each every all both either neither such
+i me my mine myself we us our ours ourselves you your yours yourself yourselves he him his himself she her hers
+herself it its itself they them their theirs themselves one ones someone something anyone anything
+is am are was were be been being do does did done doing have has had having will would shall should can could
+may might must need ought let lets let's i'm i've i'd i'll you're you've you'd we're we've it's that's there's
+what's here's
+of in on at by for with to from into onto about above below over under between among through during before after
+up down out off upon within along across around behind beyond near toward towards via per as than like
+and or but so yet nor if then because while whereas although though unless whether also too just really very
+quite rather pretty simply maybe perhaps please kindly thanks thank thx pls plz hi hello hey ok okay well um uh
+oh ah sure hmm yes yeah
+there here now again still even ever already
+""".split())
+EN_NEGATION = frozenset("not no never none nothing nobody nowhere without neither nor cannot can't don't doesn't "
+                        "didn't isn't aren't wasn't weren't won't wouldn't shouldn't couldn't mustn't haven't "
+                        "hasn't hadn't".split())
+# jieba's tags for grammar: punctuation and other symbols, particles, modal particles, prepositions,
+# conjunctions, pronouns, interjections, onomatopoeia, and the politeness and filler that it tags as such
+ZH_FUNCTION_TAGS = ("x", "w", "u", "y", "p", "c", "r", "e", "o", "zg")
+ZH_NEGATION = frozenset("不 没 没有 别 无 非 未 勿 不要 不用 无需 不必 甭 莫 不是 不能 不会 没法 无法".split())
+# politeness and filler that jieba tags as verbs, adjectives or adverbs
+ZH_POLITE = frozenset("请 麻烦 谢谢 谢啦 多谢 感谢 劳驾 帮 帮忙 帮我 给我 一下 能 能否 可以 可否 吗 呢 吧 啊 呀 哦 嗯 好 好的 "
+                      "您好 你好 嗨 那个 就是 其实 真的 非常 很 挺 太 一点 一点儿 稍微 再 也 都 还 就 才 又 又是 想 想要 要 "
+                      "希望 告诉 问 问问 请问 知道 说说 讲讲 看看".split())
+EN_NUMBER_WORDS = {**EN_SMALL, "a dozen": 12, "dozen": 12, "hundred": 100, "thousand": 1000}
+
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_LATIN = re.compile(r"[a-z0-9]+(?:['’.][a-z0-9]+)*", re.I)
+_HAN = re.compile(r"[\u3400-\u9fff]")
+_CN_NUMBER = re.compile(r"^[零〇一二两三四五六七八九十百千万亿]+$")
+_NUMERAL_HEAD = re.compile(r"^([零〇一二两三四五六七八九十百千万亿]+|\d+(?:\.\d+)?)(.*)$")
+# measure words: grammar after a numeral ("一个", "三款"), where the unit words (天, 元, 人) carry meaning
+ZH_CLASSIFIERS = frozenset("个 款 份 下 点 些 种 件 本 张 家 位 次 条 只 把 台 部 篇 段 句 项 套".split())
+
+
+@dataclass(frozen=True)
+class Word:
+    text: str
+    content: bool
+    negation: bool = False
+    number: str | None = None
+
+
+@dataclass
+class Alignment:
+    """What changed from the cached turn to the new one, in content words."""
+    removed: list[str] = field(default_factory=list)
+    added: list[str] = field(default_factory=list)
+    reordered: bool = False            # the same content words in another order
+    numbers_changed: bool = False
+    negation_changed: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.removed or self.added or self.reordered or self.numbers_changed or self.negation_changed)
+
+    @property
+    def vetoed(self) -> str | None:
+        """A change no pair model may call equivalent: another quantity, or a negation added or dropped."""
+        if self.numbers_changed:
+            return "numbers"
+        if self.negation_changed:
+            return "negation"
+        return None
+
+    def record(self) -> dict:
+        return {"removed": self.removed[:8], "added": self.added[:8], "reordered": self.reordered,
+                "numbers_changed": self.numbers_changed, "negation_changed": self.negation_changed}
+
+
+def normalise(text: str) -> str:
+    """Width and compatibility forms folded (NFKC), lower case, curly quotes straightened."""
+    text = unicodedata.normalize("NFKC", text[:MAX_ALIGN_CHARS]).lower()
+    text = _THOUSANDS.sub("", text)                     # 2,000 is 2000
+    return text.replace("’", "'").replace("‘", "'")
+
+
+@lru_cache(maxsize=1)
+def posseg():
+    import logging
+
+    import jieba
+    import jieba.posseg
+    jieba.setLogLevel(logging.WARNING)
+    jieba.initialize()
+    return jieba.posseg
+
+
+def _number(token: str) -> str | None:
+    if token.replace(".", "", 1).isdigit():
+        try:
+            return str(float(token)).removesuffix(".0")
+        except ValueError:         # digits float() does not read (superscripts and the like)
+            return token
+    if token in EN_NUMBER_WORDS:
+        return str(EN_NUMBER_WORDS[token])
+    if _CN_NUMBER.match(token):
+        value = chinese_number(token)
+        return None if value is None else str(value)
+    return None
+
+
+def _stem(word: str) -> str:
+    """Plural and third-person -s folded (days/day, cities/city, watches/watch): inflection is not a change."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("ches", "shes", "sses", "xes", "zes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "'s")):
+        return word[:-1]
+    return word.removesuffix("'s")
+
+
+def _english_word(token: str) -> Word:
+    token = token.strip(".'")
+    number = _number(token)
+    if number is not None:
+        return Word(number, True, number=number)
+    if token in EN_NEGATION or token.endswith("n't"):
+        return Word("not", True, negation=True)
+    if token in EN_FUNCTION or not token:
+        return Word(token, False)
+    return Word(_stem(token), True)
+
+
+def _chinese_words(text: str) -> list[Word]:
+    out = []
+    for piece in posseg().lcut(text):
+        token, tag = piece.word.strip(), piece.flag
+        if not token:
+            continue
+        if not _HAN.search(token):
+            out.extend(_english_word(t) for t in _LATIN.findall(token))
+            continue
+        if token in ZH_CLASSIFIERS and out and out[-1].number:
+            out.append(Word(token, False))
+            continue
+        if token in ZH_NEGATION or (len(token) == 2 and token[0] in "不没别" and tag.startswith("d")):
+            out.append(Word("不", True, negation=True))
+            continue
+        head = _NUMERAL_HEAD.match(token) if tag.startswith("m") or token[0].isdigit() else None
+        if head:
+            numeral, rest = head.groups()
+            if numeral == "一" and (not rest or rest in ZH_CLASSIFIERS):
+                out.append(Word(token, False))          # "一个", "一下": an article, not a quantity
+                continue
+            number = _number(numeral)
+            if number is not None:
+                out.append(Word(number, True, number=number))
+                if rest:
+                    out.append(Word(rest, rest not in ZH_CLASSIFIERS))
+                continue
+        if token[0] in "不没别" and len(token) > 1 and tag.startswith(("v", "a")):
+            # jieba keeps 不去 / 没有去 / 别买 as one verb: a negation and the verb it negates
+            out.append(Word("不", True, negation=True))
+            token = token[1:]
+        out.append(Word(token, not tag.startswith(ZH_FUNCTION_TAGS) and token not in ZH_POLITE))
+    return out
+
+
+def words(text: str) -> list[Word]:
+    """The words of a turn, in order: jieba where it holds Chinese, the Latin word pattern elsewhere."""
+    text = normalise(text)
+    if _HAN.search(text):
+        return _chinese_words(text)
+    return [_english_word(t) for t in _LATIN.findall(text)]
+
+
+def content_words(text: str) -> list[str]:
+    return [w.text for w in words(text) if w.content]
+
+
+def align(cached: str, new: str) -> Alignment:
+    a, b = words(cached), words(new)
+    ca, cb = [w.text for w in a if w.content], [w.text for w in b if w.content]
+    out = Alignment()
+    matcher = difflib.SequenceMatcher(None, ca, cb, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op != "equal":
+            out.removed.extend(ca[i1:i2])
+            out.added.extend(cb[j1:j2])
+    if sorted(out.removed) == sorted(out.added) and out.removed:
+        out.removed, out.added, out.reordered = [], [], True
+    out.numbers_changed = sorted(w.number for w in a if w.number) != sorted(w.number for w in b if w.number)
+    out.negation_changed = sum(w.negation for w in a) != sum(w.negation for w in b)
+    return out

