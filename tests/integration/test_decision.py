@@ -114,7 +114,7 @@ def test_streaming_hit_is_framed_like_the_backend(cache_gateway):
     with httpx.Client(timeout=60, headers={"Authorization": f"Bearer {ACME}", "X-Session-Id": session}) as http:
         hit = http.post(cache_gateway.url + "/v1/chat/completions",
                         json={**request, "stop": WARM_STOP,
-                              "messages": user("I need a 3 day itinerary for Kyoto, budget 2000 USD.")})
+                              "messages": user("plan a 3-day trip to Kyoto with a budget of 2000 dollars, please")})
         fresh = http.post(cache_gateway.url + "/v1/chat/completions",
                           json={**request, "messages": user("Write a haiku about autumn rain.")})
     assert hit.headers["x-cache"] == "HIT" and hit.headers["x-cache-id"] == cache_id

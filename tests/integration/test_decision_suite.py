@@ -15,7 +15,9 @@ import pytest
 from tests.conftest import ADMIN_TOKEN
 
 CASES = json.loads((Path(__file__).parents[1] / "data" / "decision_cases.json").read_text())["scenarios"]
-HIT_RECALL_FLOOR = 0.5       # measured 8/14 when the suite was written
+# measured 1/14 with the pair judge, which serves repeats and form-only edits but no reworded paraphrase at its
+# threshold (8/14 with the change-intent classifier before it, which served 16 wrong HITs on the independent set)
+HIT_RECALL_FLOOR = 0.07
 PARTIAL_RECALL_FLOOR = 0.8   # measured 17/17
 EXPECTED = {"hit": "HIT", "partial": "PARTIAL", "miss": "MISS"}
 
