@@ -165,7 +165,13 @@ def assemble(e5_folder: Path, out_folder: Path, weights: Path = WEIGHTS_FILE, qu
                           opset_version=17, dynamo=False)
         if quantize:
             from onnxruntime.quantization import QuantType, quantize_dynamic
-            quantize_dynamic(str(raw), str(work / "model.onnx"), weight_type=QuantType.QInt8)
+            root = logging.getLogger()
+            level = root.level
+            root.setLevel(logging.WARNING)      # the quantizer logs a line per tensor at INFO on the root logger
+            try:
+                quantize_dynamic(str(raw), str(work / "model.onnx"), weight_type=QuantType.QInt8)
+            finally:
+                root.setLevel(level)
         else:
             raw.rename(work / "model.onnx")
         for name in ("tokenizer.json", "normalization.json"):
