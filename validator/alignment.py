@@ -190,10 +190,16 @@ def _chinese_words(text: str) -> list[Word]:
 
 def words(text: str) -> list[Word]:
     """The words of a turn, in order: jieba where it holds Chinese, the Latin word pattern elsewhere."""
+    return list(_words(text[:MAX_ALIGN_CHARS]))
+
+
+@lru_cache(maxsize=4096)
+def _words(text: str) -> tuple[Word, ...]:
+    # cached per text: a cached request's turns are read again by every judgement against them
     text = normalise(text)
     if _HAN.search(text):
-        return _chinese_words(text)
-    return [_english_word(t) for t in _LATIN.findall(text)]
+        return tuple(_chinese_words(text))
+    return tuple(_english_word(t) for t in _LATIN.findall(text))
 
 
 def content_words(text: str) -> list[str]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -150,7 +149,6 @@ class PairJudge:
         self.session = ort.InferenceSession(str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"])
         self.tokens = PairTokens(folder)
         self.same_threshold = float(card()["same_threshold"])
-        self._lock = threading.Lock()
 
     @classmethod
     def prepared(cls, e5_folder: Path, models_dir: Path, threads: int | None = None) -> "PairJudge":

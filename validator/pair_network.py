@@ -19,7 +19,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 import torch
 from torch import nn
 
@@ -186,8 +185,3 @@ def assemble(e5_folder: Path, out_folder: Path, weights: Path = WEIGHTS_FILE, qu
         shutil.rmtree(work, ignore_errors=True)
     log.info("assembled the pair model into %s in %.1fs", out_folder, time.perf_counter() - started)
     return out_folder
-
-
-def numpy_probs(logits: np.ndarray) -> np.ndarray:
-    e = np.exp(logits - logits.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
