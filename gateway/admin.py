@@ -15,7 +15,7 @@ from gateway.errors import GatewayError, invalid
 from gateway.metrics import GatewayMetrics
 from gateway.ratelimit import RateLimiter
 from gateway.settings import Settings
-from gateway.upstream import Upstream
+from gateway.routing import ReplicaSet
 from gateway.validation import check_text_id, decode_json_object, header_text, is_cache_id
 
 SIGNALS = ("regenerate", "negative", "positive")
@@ -143,12 +143,13 @@ async def get_entry(cache_id: str, cache: SemanticCache) -> dict:
 
 
 @get("/admin/stats", guards=[admin_guard], summary="Cache and gateway statistics (admin)")
-async def admin_stats(state: State, metrics: GatewayMetrics, upstream: Upstream) -> dict:
+async def admin_stats(state: State, metrics: GatewayMetrics, upstream: ReplicaSet) -> dict:
     errors = {s.labels["kind"]: s.value for m in metrics.upstream_errors.collect() for s in m.samples
               if s.name.endswith("_total")}
     return {"uptime_s": round(time.monotonic() - state.started, 1), "backend": upstream.name,
             **metrics.rates(), "decision_latency": metrics.decision_quantiles(), "upstream_errors": errors,
-            "cache": await asyncio.to_thread(state.store.stats), "breaker": state.cache.breaker.snapshot()}
+            "cache": await asyncio.to_thread(state.store.stats), "breaker": state.cache.breaker.snapshot(),
+            "routing": upstream.policy, "replicas": upstream.snapshot()}
 
 
 ADMIN_HANDLERS = [feedback, delete_session, invalidate, warmup, promote, list_entries, get_entry, admin_stats]

@@ -30,7 +30,8 @@ from gateway.passthrough import passthrough
 from gateway.ratelimit import RateLimiter
 from gateway.settings import Settings
 from gateway.store import CacheStore, StoreConfig, open_store
-from gateway.upstream import Upstream, open_upstream
+from gateway.routing import ReplicaSet, open_backends
+from gateway.upstream import Upstream
 
 log = logging.getLogger("semcache.gateway")
 EXPIRY_SWEEP_S = 30.0
@@ -100,7 +101,7 @@ async def cache_recovery(cache: SemanticCache) -> None:
 
 
 # ---- dependencies -------------------------------------------------------------
-def provide_upstream(state: State) -> Upstream:
+def provide_upstream(state: State) -> ReplicaSet:
     return state.upstream
 
 
@@ -121,7 +122,7 @@ def provide_limiter(state: State) -> RateLimiter:
 
 
 @get("/v1/models", summary="List models (passed through from the backend)")
-async def list_models(request: Request, upstream: Upstream, settings: Settings) -> Response:
+async def list_models(request: Request, upstream: ReplicaSet, settings: Settings) -> Response:
     authenticate(request, settings)
     request_id = request.scope.get("state", {}).get("request_id", "")
     response = await upstream.send("GET", "/v1/models", upstream.headers(request_id, None,
@@ -139,10 +140,11 @@ async def healthz() -> dict:
 
 @get("/readyz", summary="Readiness: 200 while the backend answers (status ready, or degraded when the cache "
                           "is bypassed), 503 when it does not")
-async def readyz(upstream: Upstream, state: State) -> Response:
+async def readyz(upstream: ReplicaSet, state: State) -> Response:
     """Each dependency on its own: the gateway serves (by forwarding) as long as the backend answers, so a
     database or Redis outage is `degraded`, not unready; the breaker says whether requests use the cache."""
     backend, health = await asyncio.gather(upstream.ready(), asyncio.to_thread(state.store.health))
+    replicas = upstream.snapshot() if len(upstream.replicas) > 1 else None
     breaker = state.cache.breaker.snapshot()
     store = health["database"] and health["redis"] is not False
     cache_ok = store and breaker["state"] == "closed"
@@ -150,12 +152,13 @@ async def readyz(upstream: Upstream, state: State) -> Response:
     return Response(content={"status": status, "backend": backend, "database": health["database"],
                              "redis": health["redis"], "store": store,
                              "cache": "ok" if cache_ok else "bypassed" if breaker["state"] == "open" else "degraded",
-                             "breaker": breaker, "backend_name": upstream.name},
+                             "breaker": breaker, "backend_name": upstream.name,
+                             **({"replicas": replicas} if replicas else {})},
                     status_code=200 if backend else 503)
 
 
 @get("/metrics", media_type="text/plain; version=0.0.4", summary="Prometheus metrics", guards=[operator_guard])
-async def metrics_endpoint(metrics: GatewayMetrics, upstream: Upstream) -> bytes:
+async def metrics_endpoint(metrics: GatewayMetrics, upstream: ReplicaSet) -> bytes:
     text = metrics.render()
     if upstream.embedded:       # one scrape target in the embedded default: append the engine's metrics
         response = await upstream.send("GET", "/metrics", {"x-request-id": "metrics"})
@@ -189,7 +192,7 @@ def _internal_error(_: Request, exc: Exception) -> Response:
 
 
 # ---- app --------------------------------------------------------------------------
-def create_app(settings: Settings | None = None, upstream: Upstream | None = None) -> Litestar:
+def create_app(settings: Settings | None = None, upstream: Upstream | ReplicaSet | None = None) -> Litestar:
     settings = settings or Settings()
 
     @asynccontextmanager
@@ -201,18 +204,22 @@ def create_app(settings: Settings | None = None, upstream: Upstream | None = Non
             settings.risk_policy, settings.search_k, settings.duplicate_window_s,
             settings.cache_mode, settings.thresholds, settings.encoder_threads,
             settings.breaker_failures, settings.breaker_cooldown_s, settings.hit_sampled_requests)
-        app.state.upstream = upstream or await open_upstream(settings)
+        if isinstance(upstream, Upstream):
+            app.state.upstream = ReplicaSet([(upstream, 1.0)], metrics=app.state.metrics)
+        else:
+            app.state.upstream = upstream or await open_backends(settings, app.state.metrics)
         app.state.upstream.on_retry = lambda error: app.state.metrics.upstream_retries.labels(error).inc()
         upkeep = asyncio.create_task(store_upkeep(app.state.store, settings, app.state.metrics))
         recovery = asyncio.create_task(cache_recovery(app.state.cache))
+        health = asyncio.create_task(app.state.upstream.health_loop())
         log.info("gateway ready", extra={"fields": {"backend": app.state.upstream.name,
                                                     "indexed_entries": len(app.state.store.index)}})
         try:
             yield
         finally:
-            upkeep.cancel()
-            recovery.cancel()
-            await asyncio.gather(upkeep, recovery, return_exceptions=True)
+            for task in (upkeep, recovery, health):
+                task.cancel()
+            await asyncio.gather(upkeep, recovery, health, return_exceptions=True)
             await app.state.cache.drain()
             await app.state.upstream.aclose()
             await app.state.limiter.aclose()

@@ -21,7 +21,8 @@ from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics
 from gateway.ratelimit import RateLimiter
 from gateway.settings import Settings
-from gateway.upstream import HOP_HEADERS, Upstream
+from gateway.routing import ReplicaSet
+from gateway.upstream import HOP_HEADERS
 from gateway.validation import decode_json_object, session_id, validate_chat
 from validator.key_facts import message_text
 
@@ -120,7 +121,7 @@ class ChatTurn:
     """One chat-completion request on its way through the gateway."""
 
     def __init__(self, request: Request, body: dict, raw: bytes, req: CacheRequest, cache: SemanticCache,
-                 upstream: Upstream, metrics: GatewayMetrics):
+                 upstream: ReplicaSet, metrics: GatewayMetrics):
         self.request, self.body, self.raw, self.req = request, body, raw, req
         self.cache, self.upstream, self.metrics = cache, upstream, metrics
         self.trusted = False              # the caller may use internal fields (replay with the admin token)
@@ -128,6 +129,7 @@ class ChatTurn:
         self.include_usage = self.stream and bool((body.get("stream_options") or {}).get("include_usage"))
         self.started = time.perf_counter()
         self.prompt_chars = sum(len(message_text(m)) for m in req.messages)
+        self.replica: str | None = None   # the backend replica that answered (several backends)
 
     def done(self, outcome: str) -> None:
         self.metrics.requests.labels(outcome).inc()
@@ -219,10 +221,14 @@ class ChatTurn:
         """Send upstream; for a non-stream answer (or an error) also read the whole body. Cancelled, it closes
         the upstream request (the backend sees the disconnect)."""
         try:
-            response = await self.upstream.send("POST", "/v1/chat/completions", headers, raw)
+            # a session's turns go to the replica that holds its KV blocks (the conversation id without one)
+            response = await self.upstream.send("POST", "/v1/chat/completions", headers, raw,
+                                                affinity=f"{self.req.tenant}\0{self.req.session_id}")
         except GatewayError as exc:
             self.metrics.upstream_errors.labels("timeout" if exc.status == 504 else "connect").inc()
             raise
+        self.replica = response.extensions.get("semcache_replica")
+        _note(self.request, replica=self.replica)
         if self.stream and response.status_code < 400:
             return response, None
         try:
@@ -282,6 +288,7 @@ class ChatTurn:
     def _count_backend_usage(self, usage: dict) -> None:
         cached = ((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
         self.cache.saved(int(cached), 0)
+        self.upstream.observe_usage(self.replica, usage)
 
     async def _write(self, decision: Decision, text: str, usage: dict, cache_id: str) -> str | None:
         # fails open: a failed write only loses the entry (the answer is already on its way)
@@ -289,7 +296,7 @@ class ChatTurn:
 
 
 @post("/v1/chat/completions", status_code=200, summary="Create a chat completion (OpenAI-compatible, cached)")
-async def chat_completions(request: Request, upstream: Upstream, settings: Settings, metrics: GatewayMetrics,
+async def chat_completions(request: Request, upstream: ReplicaSet, settings: Settings, metrics: GatewayMetrics,
                            cache: SemanticCache, limiter: RateLimiter) -> Response | Stream:
     tenant = authenticate(request, settings)
     await limiter.enforce(request, "chat")            # before the body is read: a refused request costs nothing

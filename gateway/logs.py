@@ -62,5 +62,5 @@ class RequestContextMiddleware:
             fields = {"request_id": request_id, "method": scope["method"], "path": scope["path"],
                       "status": status["code"], "duration_ms": round((time.perf_counter() - started) * 1000, 2)}
             fields.update({k: state[k] for k in ("cache", "tenant", "session_id", "reason", "score", "cache_id",
-                                                     "decision") if k in state})
+                                                     "decision", "replica") if k in state})
             access_log.info("request", extra={"fields": fields})

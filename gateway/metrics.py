@@ -41,6 +41,23 @@ class GatewayMetrics:
                                  "(feedback, regenerate, \"that's wrong\")", registry=r)
         self.feedback = Counter("semcache_feedback", "Feedback signals by kind and source", ["signal", "source"],
                                 registry=r)
+        # backend replicas (gateway/routing.py), labelled by the replica's URL
+        self.backend_requests = Counter("semcache_backend_requests", "Requests sent to each backend replica "
+                                        "(a failover counts on both)", ["replica"], registry=r)
+        self.backend_errors = Counter("semcache_backend_errors", "Failed requests per backend replica, by kind "
+                                      "(unreachable, timeout, failed, status_5xx, a broken stream)",
+                                      ["replica", "kind"], registry=r)
+        self.backend_in_flight = Gauge("semcache_backend_in_flight", "Requests in flight per backend replica",
+                                       ["replica"], registry=r)
+        self.backend_ejections = Counter("semcache_backend_ejections", "Times each backend replica was taken "
+                                         "out of rotation", ["replica"], registry=r)
+        self.backend_healthy = Gauge("semcache_backend_healthy", "1 while the backend replica is in rotation, "
+                                     "0 while it is ejected", ["replica"], registry=r)
+        self.backend_prompt_tokens = Counter("semcache_backend_prompt_tokens", "Prompt tokens of forwarded "
+                                             "requests per backend replica", ["replica"], registry=r)
+        self.backend_cached_tokens = Counter("semcache_backend_cached_prompt_tokens", "Prompt tokens the "
+                                             "replica served from its KV cache (usage cached_tokens)",
+                                             ["replica"], registry=r)
         self.hit_rate = Gauge("semcache_hit_rate", "HITs / cache-eligible requests", registry=r)
         self.partial_rate = Gauge("semcache_partial_rate", "PARTIALs / cache-eligible requests", registry=r)
         self.precision_proxy = Gauge("semcache_precision_proxy", "HITs not followed by a negative signal / HITs",

@@ -17,7 +17,7 @@ from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics
 from gateway.ratelimit import RateLimiter
 from gateway.settings import Settings
-from gateway.upstream import Upstream
+from gateway.routing import ReplicaSet
 
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 
@@ -57,7 +57,7 @@ async def _relay(response: httpx.Response) -> AsyncIterator[bytes]:
 
 
 @route("/v1/{path:path}", http_method=METHODS, summary="Any other OpenAI route, passed through (BYPASS)")
-async def passthrough(request: Request, path: str, upstream: Upstream, settings: Settings, metrics: GatewayMetrics,
+async def passthrough(request: Request, path: str, upstream: ReplicaSet, settings: Settings, metrics: GatewayMetrics,
                       limiter: RateLimiter) -> Response | Stream:
     tenant = authenticate(request, settings)
     await limiter.enforce(request, "chat")

@@ -6,6 +6,7 @@ below (without the SEMCACHE_ prefix), e.g. `backend_url = "http://..."`.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from pathlib import Path
@@ -29,6 +30,19 @@ class Settings(BaseSettings):
                           "gets a random one per process")
     backend_auth_passthrough: bool = Field(False, description="forward the client's Authorization header upstream "
                                                               "(only when SEMCACHE_API_KEYS is not set)")
+    backends: str = Field("", description="several OpenAI-compatible backends, comma-separated, each "
+                                          "`url` or `url=weight`; wins over backend_url (see docs/operations.md)")
+    backend_routing: Literal["affinity", "round_robin"] = Field(
+        "affinity", description="affinity: a session sticks to one replica (rendezvous hashing on tenant and "
+                                "session, bounded load); round_robin: every request to the next replica")
+    backend_load_factor: float = Field(0.25, ge=0, description="a replica takes a request while its in-flight "
+                                       "count stays within (1 + this) times its share of all in flight")
+    backend_health_path: str = Field("/v1/models", description="active health check of each replica (GET, 200)")
+    backend_health_interval_s: float = Field(5.0, gt=0, description="seconds between active checks of a replica")
+    backend_eject_failures: int = Field(3, ge=1, description="failures in a row (5xx, timeouts, broken streams, "
+                                        "failed checks) that eject a replica; a refused connection ejects at once")
+    backend_eject_s: float = Field(5.0, gt=0, description="first back-off of an ejected replica, doubled at each "
+                                   "failed check (up to 120 s); a good check brings it back")
     connect_timeout_s: float = 5.0
     backend_timeout_s: float = Field(300.0, description="longest wait for the upstream's next byte")
     max_connections: int = 256
@@ -104,6 +118,12 @@ class Settings(BaseSettings):
     def _parse_thresholds(cls, value: Any) -> Any:
         return json.loads(value) if isinstance(value, str) and value.strip() else (value or {})
 
+    @field_validator("backends")
+    @classmethod
+    def _check_backends(cls, value: str) -> str:
+        parse_backends(value)              # a malformed list is a start-up error, not a routing surprise
+        return value
+
     @field_validator("ttl_s", "api_keys", mode="before")
     @classmethod
     def _parse_pairs(cls, value: Any, info) -> Any:
@@ -135,7 +155,7 @@ class Settings(BaseSettings):
 
     @property
     def embedded(self) -> bool:
-        return self.backend_url == "embedded"
+        return self.backend_url == "embedded" and not self.backends.strip()
 
     def masked(self) -> dict[str, Any]:
         """The effective configuration, secrets masked (for `semcache config show` and logs)."""
@@ -151,6 +171,30 @@ class Settings(BaseSettings):
                 value = str(value)
             out[name] = value
         return out
+
+
+def parse_backends(text: str) -> list[tuple[str, float]]:
+    """`url[=weight],url[=weight],...` -> [(url, weight)]; a weight is a positive number (default 1)."""
+    out = []
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        url, weight = item, 1.0
+        head, sep, tail = item.rpartition("=")
+        if sep and head and "/" not in tail:
+            try:
+                url, weight = head, float(tail)
+            except ValueError:
+                raise ValueError(f"backend weight must be a number: {item!r}") from None
+        if not url.startswith(("http://", "https://")):
+            raise ValueError(f"a backend must be an http(s) URL: {item!r}")
+        if not weight > 0 or math.isinf(weight):
+            raise ValueError(f"a backend weight must be positive: {item!r}")
+        out.append((url.rstrip("/"), weight))
+    if len({url for url, _ in out}) != len(out):
+        raise ValueError("a backend URL is listed twice")
+    return out
 
 
 def _mask_url(url: str) -> str:

