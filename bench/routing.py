@@ -3,15 +3,17 @@
 
     python bench/routing.py [--sessions 60] [--turns 6] [--concurrency 8] [--seed 3]
 
-Per policy it starts three fresh backends and a fresh gateway (SEMCACHE_BACKENDS, cache mode off: every turn
-is forwarded, so what is measured is where it lands), then runs `--sessions` conversations of `--turns` turns
-at `--concurrency` (each conversation's turns in order, each turn carrying the earlier answers), streamed
-with usage, and reports the prefix-reuse share (the backends' cached_tokens over prompt tokens) and P50/P95
+Per policy and KV pool size it starts three fresh backends and a fresh gateway (SEMCACHE_BACKENDS, cache
+mode off: every turn is forwarded, so what is measured is where it lands), then runs `--sessions`
+conversations of `--turns` turns at `--concurrency`, all conversations open at once (a conversation's next
+turn, carrying the earlier answers, queues behind the other sessions' turns, as users pause between turns),
+streamed with usage, and reports the prefix-reuse share (the backends' cached_tokens over prompt tokens) and P50/P95
 time to first token.
 
 A third run, affinity with a failure: a third of the way in, one backend is killed (SIGKILL); at two
 thirds it is started again on the same port. It reports the requests that failed before their stream
-started (target 0), those that broke while streaming (allowed: never retried), where the dead backend's
+started (target 0; a stream has started once its status line reached the client), those that broke
+while streaming (allowed: never retried), where the dead backend's
 sessions went (from the gateway's access log, which names each request's replica), and whether the
 restarted backend served again. It prints tables; it asserts nothing.
 """
@@ -38,7 +40,8 @@ from gateway.replay.runner import percentile  # noqa: E402
 
 TOPICS = ["sourdough", "tax forms", "a garden shed", "a job interview", "bird migration", "unit tests",
           "a wedding toast", "knee pain", "solar panels", "a road trip", "sleep schedules", "chess endgames"]
-TURNS = ["Tell me about {t}; I am {n} and live in {c}.", "What should I do first about {t}?",
+# a conversation opens with its user's own details: sessions share no prefix beyond the chat template
+TURNS = ["I am {n}, I live in {c} and I want to know about {t}. Where do I start?", "What should I do first about {t}?",
          "Give me a second idea, different from the first.", "How long would that take for someone like me?",
          "What could go wrong, and how do I avoid it?", "Summarise the plan in three short steps."]
 CITIES = ["Lisbon", "Oslo", "Nairobi", "Osaka", "Lima", "Austin", "Krakow", "Hanoi", "Porto", "Quebec"]
@@ -66,15 +69,15 @@ def wait_http(url: str, proc: subprocess.Popen, timeout: float = 300) -> None:
 
 
 class Backend:
-    def __init__(self, workdir: str):
-        self.port = free_port()
+    def __init__(self, workdir: str, num_blocks: int):
+        self.port, self.num_blocks = free_port(), num_blocks
         self.url = f"http://127.0.0.1:{self.port}"
         self.workdir, self.proc = workdir, None
 
     def start(self) -> None:
         log = open(os.path.join(self.workdir, f"backend-{self.port}.log"), "a")
         self.proc = subprocess.Popen([sys.executable, "-m", "gateway.cli", "backend", "--model", "demo",
-                                      "--num-blocks", "512", "--max-model-len", "2048", "--host", "127.0.0.1",
+                                      "--num-blocks", str(self.num_blocks), "--max-model-len", "2048", "--host", "127.0.0.1",
                                       "--port", str(self.port), "--log-level", "warning"],
                                      cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
         wait_http(self.url + "/healthz", self.proc)
@@ -86,15 +89,18 @@ class Backend:
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.terminate()
-            self.proc.wait(timeout=20)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
 
 
 class Cluster:
     """Three backends and a gateway in front of them, with the given routing policy."""
 
-    def __init__(self, policy: str):
+    def __init__(self, policy: str, num_blocks: int):
         self.workdir = tempfile.mkdtemp(prefix=f"semcache-routing-{policy}-")
-        self.backends = [Backend(self.workdir) for _ in range(3)]
+        self.backends = [Backend(self.workdir, num_blocks) for _ in range(3)]
         for backend in self.backends:
             backend.start()
         self.port = free_port()
@@ -125,10 +131,14 @@ class Cluster:
         return rows
 
     def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(timeout=30)
-        for backend in self.backends:
-            backend.stop()
+        try:
+            self.proc.terminate()
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        finally:
+            for backend in self.backends:
+                backend.stop()
 
 
 def models_dir() -> Path:
@@ -158,6 +168,8 @@ async def one_turn(client: httpx.AsyncClient, url: str, session: str, messages: 
         async with client.stream("POST", url + "/v1/chat/completions", json=body,
                                  headers={"X-Session-Id": session}) as response:
             row["status"] = response.status_code
+            # the status line is the first byte the client gets: from here on nothing can be retried
+            row["started_stream"] = response.status_code == 200
             if response.status_code != 200:
                 await response.aread()
                 row["error"] = f"HTTP {response.status_code}"
@@ -176,7 +188,6 @@ async def one_turn(client: httpx.AsyncClient, url: str, session: str, messages: 
                     if text:
                         if row["ttft_ms"] is None:
                             row["ttft_ms"] = (time.perf_counter() - started) * 1e3
-                            row["started_stream"] = True
                         row["answer"] += text
     except httpx.HTTPError as exc:
         row["error"] = exc.__class__.__name__
@@ -184,26 +195,33 @@ async def one_turn(client: httpx.AsyncClient, url: str, session: str, messages: 
 
 
 async def drive(url: str, convs: list, concurrency: int, on_progress=None) -> list[dict]:
+    """All conversations are open at once, as users who pause between turns: a conversation's next turn
+    joins the back of the queue when its answer arrives, so other sessions' turns run in between (and each
+    replica's KV pool must keep every session it serves)."""
     queue: asyncio.Queue = asyncio.Queue()
-    for conv in convs:
-        queue.put_nowait(conv)
+    for session, turns in convs:
+        queue.put_nowait((session, turns, 0, []))
     rows: list[dict] = []
     total = sum(len(turns) for _, turns in convs)
 
     async def worker(client):
-        while not queue.empty():
-            session, turns = queue.get_nowait()
-            messages: list[dict] = []
-            for text in turns:
-                messages.append({"role": "user", "content": text})
-                row = await one_turn(client, url, session, list(messages))
-                rows.append(row)
-                if on_progress is not None:
-                    await on_progress(len(rows), total)
-                if row["error"]:
-                    messages.pop()           # the conversation goes on from its last good turn
-                    continue
+        while len(rows) < total:
+            try:
+                session, turns, index, messages = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                await asyncio.sleep(0.01)          # another worker's turn will enqueue its next one
+                continue
+            messages = [*messages, {"role": "user", "content": turns[index]}]
+            row = await one_turn(client, url, session, messages)
+            rows.append(row)
+            if on_progress is not None:
+                await on_progress(len(rows), total)
+            if row["error"]:
+                messages.pop()                     # the conversation goes on from its last good turn
+            else:
                 messages.append({"role": "assistant", "content": row["answer"]})
+            if index + 1 < len(turns):
+                queue.put_nowait((session, turns, index + 1, messages))
 
     async with httpx.AsyncClient(timeout=120, limits=httpx.Limits(max_connections=concurrency * 2)) as client:
         await asyncio.gather(*(worker(client) for _ in range(concurrency)))
@@ -216,23 +234,23 @@ def reuse(rows: list[dict]) -> tuple[float, int, int]:
     return (cached / prompt if prompt else 0.0), cached, prompt
 
 
-def run_policy(policy: str, convs: list, concurrency: int) -> dict:
-    cluster = Cluster(policy)
+def run_policy(policy: str, convs: list, concurrency: int, num_blocks: int) -> dict:
+    cluster = Cluster(policy, num_blocks)
     try:
         started = time.perf_counter()
         rows = asyncio.run(drive(cluster.url, convs, concurrency))
         wall = time.perf_counter() - started
         share, cached, prompt = reuse([r for r in rows if not r["error"]])
         ttfts = [r["ttft_ms"] for r in rows if r["ttft_ms"] is not None]
-        return {"policy": policy, "requests": len(rows), "errors": sum(1 for r in rows if r["error"]),
+        return {"policy": policy, "blocks": num_blocks, "requests": len(rows), "errors": sum(1 for r in rows if r["error"]),
                 "reuse": share, "cached": cached, "prompt": prompt, "p50": percentile(ttfts, 0.5),
                 "p95": percentile(ttfts, 0.95), "wall_s": wall}
     finally:
         cluster.stop()
 
 
-def run_failure(convs: list, concurrency: int) -> dict:
-    cluster = Cluster("affinity")
+def run_failure(convs: list, concurrency: int, num_blocks: int) -> dict:
+    cluster = Cluster("affinity", num_blocks)
     victim = cluster.backends[1]
     total = sum(len(turns) for _, turns in convs)
     events: dict[str, float] = {}
@@ -256,7 +274,8 @@ def run_failure(convs: list, concurrency: int) -> dict:
     after_kill: dict[str, set] = {}
     restarted_served = 0
     for row in log:
-        replica, session, ts = row.get("replica"), row.get("session_id"), row["ts"]
+        # the access log line is written when a request ends: place it by when it began
+        replica, session, ts = row.get("replica"), row.get("session_id"), row["ts"] - row["duration_ms"] / 1e3
         if replica is None or row.get("status") != 200:
             continue
         if ts < events["killed"]:
@@ -285,27 +304,35 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=6)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument("--num-blocks", type=int, nargs="+", default=[1024, 4096],
+                        help="KV pool per backend, in 16-token blocks: 1024 holds about a third of the sessions' "
+                             "KV at the end of the run (each replica's share under affinity), 4096 all of it")
     parser.add_argument("--no-failure", action="store_true", help="skip the run with a killed backend")
     args = parser.parse_args()
     results = []
-    for i, policy in enumerate(("affinity", "round_robin")):
-        # each policy gets its own conversations (and fresh backends): no run reuses another's KV blocks
-        results.append(run_policy(policy, conversations(args.sessions, args.turns, args.seed + i),
-                                  args.concurrency))
-        print(f"  {policy}: done in {results[-1]['wall_s']:.1f} s", file=sys.stderr)
-    print(f"\n{args.sessions} sessions x {args.turns} turns, concurrency {args.concurrency}, 3 demo backends\n")
-    print(f"{'policy':<12} {'requests':>8} {'errors':>6} {'reuse share':>11} {'cached/prompt tokens':>22} "
-          f"{'TTFT p50 ms':>11} {'TTFT p95 ms':>11}")
+    for blocks in args.num_blocks:
+        for i, policy in enumerate(("affinity", "round_robin")):
+            # each policy gets its own conversations (and fresh backends): no run reuses another's KV blocks
+            results.append(run_policy(policy, conversations(args.sessions, args.turns, args.seed + i),
+                                      args.concurrency, blocks))
+            print(f"  {policy}, {blocks} blocks: done in {results[-1]['wall_s']:.1f} s", file=sys.stderr)
+    print(f"\n{args.sessions} sessions x {args.turns} turns (interleaved), concurrency {args.concurrency}, "
+          f"3 demo backends\n")
+    print(f"{'KV blocks':>9} {'policy':<12} {'requests':>8} {'errors':>6} {'reuse share':>11} "
+          f"{'cached/prompt tokens':>22} {'TTFT p50 ms':>11} {'TTFT p95 ms':>11}")
     for r in results:
-        print(f"{r['policy']:<12} {r['requests']:>8} {r['errors']:>6} {r['reuse']:>11.3f} "
+        print(f"{r['blocks']:>9} {r['policy']:<12} {r['requests']:>8} {r['errors']:>6} {r['reuse']:>11.3f} "
               f"{r['cached']:>10}/{r['prompt']:<11} {r['p50']:>11.1f} {r['p95']:>11.1f}")
-    affinity, rr = results
-    print(f"\naffinity / round-robin: reuse share {affinity['reuse'] / max(rr['reuse'], 1e-9):.2f}x, "
-          f"TTFT p50 {rr['p50'] / affinity['p50']:.2f}x faster, p95 {rr['p95'] / affinity['p95']:.2f}x faster")
+    print()
+    for affinity, rr in zip(results[::2], results[1::2]):
+        print(f"{affinity['blocks']:>5} blocks: affinity / round-robin reuse share "
+              f"{affinity['reuse'] / max(rr['reuse'], 1e-9):.2f}x, TTFT p50 {rr['p50'] / affinity['p50']:.2f}x "
+              f"faster, p95 {rr['p95'] / affinity['p95']:.2f}x faster")
     if args.no_failure:
         return
-    failure = run_failure(conversations(args.sessions, args.turns, args.seed + 2), args.concurrency)
-    print(f"\naffinity, backend {failure['victim']} killed at 1/3 of the run, restarted at 2/3:")
+    blocks = args.num_blocks[0]
+    failure = run_failure(conversations(args.sessions, args.turns, args.seed + 2), args.concurrency, blocks)
+    print(f"\naffinity ({blocks} blocks), backend {failure['victim']} killed at 1/3 of the run, restarted at 2/3:")
     for key in ("requests", "failed_before_stream", "failed_errors", "broke_mid_stream", "orphaned_sessions",
                 "orphans_on_victim_after_kill", "moved_to", "orphans_stable", "victim_ejections",
                 "victim_state", "served_after_restart"):

@@ -56,7 +56,7 @@ async def feedback(request: Request, settings: Settings, cache: SemanticCache, m
     if updated["counted"]:
         metrics.feedback.labels(signal, "explicit").inc()
         if signal != "positive" and entry["hit_count"] > 0:
-            metrics.pollution.inc()
+            metrics.polluted(signal, "explicit")
     return {"cache_id": cache_id, "signal": signal, "feedback_score": updated["feedback_score"],
             "state": updated["state"], "counted": updated["counted"]}
 
@@ -110,9 +110,10 @@ async def warmup(request: Request, cache: SemanticCache, settings: Settings) -> 
 
 @post("/admin/entries/{cache_id:str}/promote", guards=[admin_guard], status_code=200,
       summary="Promote an entry to the tenant's global pool (admin)")
-async def promote(cache_id: str, cache: SemanticCache) -> dict:
+async def promote(cache_id: str, cache: SemanticCache, metrics: GatewayMetrics) -> dict:
     if not is_cache_id(cache_id) or not await asyncio.to_thread(cache.store.promote_scope, cache_id, "global"):
         raise _not_found(cache_id)
+    metrics.promotions.labels("promote").inc()
     entry = await asyncio.to_thread(cache.store.get, cache_id)
     return {"cache_id": cache_id, "scope": entry["scope"], "state": entry["state"]}
 

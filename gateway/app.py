@@ -238,7 +238,8 @@ def create_app(settings: Settings | None = None, upstream: Upstream | ReplicaSet
         exception_handlers={GatewayError: _gateway_error, HTTPException: _http_error, SQLAlchemyError: _store_error,
                             RedisError: _store_error, Exception: _internal_error},
         request_max_body_size=settings.max_body_bytes,
-        state=State({"settings": settings, "metrics": GatewayMetrics(), "started": time.monotonic()}),
+        state=State({"settings": settings, "started": time.monotonic(),
+                     "metrics": GatewayMetrics(settings.metrics_tenant_label, settings.metrics_tenant_cap)}),
         openapi_config=OpenAPIConfig(title="semcache gateway", version="0.1.0",
                                      openapi_router=Router("/schema", route_handlers=[], guards=[operator_guard])),
         logging_config=None,          # JSON logging is configured by `semcache serve`

@@ -130,16 +130,29 @@ class ChatTurn:
         self.started = time.perf_counter()
         self.prompt_chars = sum(len(message_text(m)) for m in req.messages)
         self.replica: str | None = None   # the backend replica that answered (several backends)
+        self.reason, self.domain = "", None   # the decision's, for the labelled metrics
+        self.first_byte = False
+
+    def decided(self, decision: Decision) -> None:
+        self.reason = decision.reason
+        self.domain = decision.fingerprint.tags.intent_domain if decision.fingerprint is not None else None
+
+    def first_byte_out(self, outcome: str) -> None:
+        if not self.first_byte:
+            self.first_byte = True
+            self.metrics.ttft.labels(outcome).observe(time.perf_counter() - self.started)
 
     def done(self, outcome: str) -> None:
         self.metrics.requests.labels(outcome).inc()
         self.metrics.latency.labels(outcome).observe(time.perf_counter() - self.started)
+        self.metrics.decided(outcome, self.reason or outcome.lower(), self.domain, self.req.tenant)
 
     # ---- answers without the backend --------------------------------------------
     def serve_cached(self, text: str, model: str | None, usage: dict, headers: dict[str, str]) -> Response | Stream:
         model = model or self.body.get("model") or "semcache"      # the model that produced the answer
         self.cache.saved(usage["prompt_tokens"], usage["completion_tokens"])
         self.done("HIT")
+        self.first_byte_out("HIT")
         if self.stream:
             chunks = stream_chunks(text, model, usage, self.include_usage)
 
@@ -213,6 +226,7 @@ class ChatTurn:
         land({"text": text, "model": usage.get("model"), "usage": usage, "cache_id": written} if complete else None)
         await self.cache.served(req, decision.outcome, written, text)
         self.done(decision.outcome)
+        self.first_byte_out(decision.outcome)
         headers = _cache_headers(decision.outcome, decision.reason, written, decision.score)
         return Response(content=content, status_code=response.status_code, media_type="application/json",
                         headers={**relayed_headers(response), **headers})
@@ -256,6 +270,7 @@ class ChatTurn:
                     finished = True
                     await self._finish_stream(decision, cache_id, capture, land)
                 if out:
+                    self.first_byte_out(decision.outcome)
                     yield out
             rest = capture.flush()
             if rest:
@@ -316,6 +331,7 @@ async def chat_completions(request: Request, upstream: ReplicaSet, settings: Set
     _note(request, tenant=tenant, session_id=req.session_id)
     if settings.cache_mode == "off":
         decision = Decision("BYPASS", "cache:off", cacheable=False)
+        turn.decided(decision)
         _note(request, cache="BYPASS", reason=decision.reason)
         return await turn.forward(decision, lambda result: None)
 
@@ -328,6 +344,7 @@ async def chat_completions(request: Request, upstream: ReplicaSet, settings: Set
             result = None                 # the leader never finished: answer this one on its own
         if result is not None:
             _note(request, cache="HIT", reason="coalesced", cache_id=result.get("cache_id"))
+            turn.reason = "coalesced"
             headers = _cache_headers("HIT", "coalesced", result.get("cache_id"), None)
             usage = result.get("usage") or {}
             return turn.serve_cached(result["text"], result.get("model"), estimate_usage(
@@ -340,6 +357,7 @@ async def chat_completions(request: Request, upstream: ReplicaSet, settings: Set
 
     try:
         decision = await cache.decide(req)
+        turn.decided(decision)
         record = decision.record()
         _note(request, cache=decision.outcome, reason=decision.reason, score=record["score"],
               cache_id=record["cache_id"], decision={k: record[k] for k in ("gates", "timings_ms") if record[k]})

@@ -1,10 +1,30 @@
 """Prometheus metrics of one gateway app (its own registry: no global state)."""
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
 DECISION_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1)
+TTFT_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
+# a decision reason's family (the part before ':'): a bounded label set; anything else is "other"
+REASONS = frozenset({"accept", "exact", "duplicate", "coalesced", "band", "intent", "validator", "entities",
+                     "params", "policy", "topic_switch", "reset", "no_entry", "no_candidate", "no_user_turn",
+                     "signal", "unsupported", "fail_open", "cache", "client", "route"})
+DOMAINS = frozenset(json.loads((Path(__file__).resolve().parents[1] / "fingerprint" / "data" /
+                                "domains.json").read_text()))
+OTHER = "other"
+
+
+def reason_label(reason: str) -> str:
+    family = reason.split(":", 1)[0]
+    return family if family in REASONS else OTHER
+
+
+def domain_label(domain: str | None) -> str:
+    return domain if domain in DOMAINS else ("none" if domain is None else OTHER)
 
 
 def _total(counter: Counter) -> dict[tuple, float]:
@@ -13,7 +33,11 @@ def _total(counter: Counter) -> dict[tuple, float]:
 
 
 class GatewayMetrics:
-    def __init__(self) -> None:
+    def __init__(self, tenant_label: bool = False, tenant_cap: int = 50) -> None:
+        # tenant names are client-facing and unbounded: off by default, and at most `tenant_cap` distinct
+        # values when on (the rest share "other"), so a scrape never grows with the customer list
+        self.tenant_label, self.tenant_cap = tenant_label, tenant_cap
+        self._tenants: set[str] = set()
         r = self.registry = CollectorRegistry(auto_describe=True)
         self.requests = Counter("semcache_requests", "Chat completion requests by cache outcome", ["cache"],
                                 registry=r)
@@ -41,6 +65,17 @@ class GatewayMetrics:
                                  "(feedback, regenerate, \"that's wrong\")", registry=r)
         self.feedback = Counter("semcache_feedback", "Feedback signals by kind and source", ["signal", "source"],
                                 registry=r)
+        self.decisions = Counter("semcache_decisions", "Chat requests by outcome, decision reason family "
+                                 "(bounded set), intent domain and tenant (\"\" unless tenant labels are on)",
+                                 ["outcome", "reason", "domain", "tenant"], registry=r)
+        self.ttft = Histogram("semcache_time_to_first_token_seconds", "Time from the request's arrival to the "
+                              "first answer byte sent, by cache outcome (a HIT against forwarded requests)",
+                              ["cache"], buckets=TTFT_BUCKETS, registry=r)
+        self.pollution_signals = Counter("semcache_pollution_signals", "Negative signals after a HIT, by kind "
+                                         "(negative, regenerate; explicit feedback or implicit)",
+                                         ["kind", "source"], registry=r)
+        self.promotions = Counter("semcache_promotions", "Entries moved into (promote) or out of (demote) a "
+                                  "tenant's global pool", ["action"], registry=r)
         # backend replicas (gateway/routing.py), labelled by the replica's URL
         self.backend_requests = Counter("semcache_backend_requests", "Requests sent to each backend replica "
                                         "(a failover counts on both)", ["replica"], registry=r)
@@ -62,6 +97,26 @@ class GatewayMetrics:
         self.partial_rate = Gauge("semcache_partial_rate", "PARTIALs / cache-eligible requests", registry=r)
         self.precision_proxy = Gauge("semcache_precision_proxy", "HITs not followed by a negative signal / HITs",
                                      registry=r)
+
+    def tenant(self, tenant: str | None) -> str:
+        """The tenant label value: "" when tenant labels are off, the tenant for the first `tenant_cap`
+        tenants seen, "other" after."""
+        if not self.tenant_label:
+            return ""
+        tenant = tenant or ""
+        if tenant in self._tenants:
+            return tenant
+        if len(self._tenants) < self.tenant_cap:
+            self._tenants.add(tenant)
+            return tenant
+        return OTHER
+
+    def decided(self, outcome: str, reason: str, domain: str | None, tenant: str | None) -> None:
+        self.decisions.labels(outcome, reason_label(reason), domain_label(domain), self.tenant(tenant)).inc()
+
+    def polluted(self, kind: str, source: str) -> None:
+        self.pollution.inc()
+        self.pollution_signals.labels(kind, source).inc()
 
     def rates(self) -> dict:
         by_outcome = {labels[0]: value for labels, value in _total(self.requests).items()}

@@ -79,6 +79,7 @@ async def passthrough(request: Request, path: str, upstream: ReplicaSet, setting
         await upstream_error(response, metrics)          # a 502, as for chat
     passed = {k: v for k, v in relayed_headers(response).items() if k.lower() != "content-type"}
     metrics.requests.labels("BYPASS").inc()
+    metrics.decided("BYPASS", "route:passthrough", None, tenant)
     return Stream(_relay(response), status_code=response.status_code,
                   media_type=response.headers.get("content-type", "application/json"),
                   headers={**passed, **cache_headers})

@@ -112,6 +112,10 @@ class Settings(BaseSettings):
     encoder_threads: int = Field(0, ge=0, description="ONNX Runtime threads of the encoder per process (0: "
                                                       "min(cores, 4) with one worker, cores / workers with several)")
     log_level: str = "info"
+    metrics_tenant_label: bool = Field(False, description="label semcache_decisions_total by tenant (off: tenant "
+                                                          "names stay out of the metrics)")
+    metrics_tenant_cap: int = Field(50, ge=1, description="with tenant labels on, the most distinct tenant "
+                                                          "values; later tenants share the value \"other\"")
 
     @field_validator("thresholds", mode="before")
     @classmethod

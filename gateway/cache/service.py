@@ -87,7 +87,7 @@ class SemanticCache:
         if feedback:
             self.metrics.feedback.labels(feedback["signal"], "implicit").inc()
             if feedback["was_hit"]:
-                self.metrics.pollution.inc()
+                self.metrics.polluted(feedback["signal"], "implicit")
         return decision
 
     def _fail_open(self, req: CacheRequest, dependency: str | None, error: str, stage: str,

@@ -79,6 +79,10 @@ def depends_on(service: dict) -> dict[str, str]:
     return {name: (spec or {}).get("condition", "service_started") for name, spec in deps.items()}
 
 
+def default_services(compose: dict) -> dict:
+    return {name: service for name, service in compose["services"].items() if not service.get("profiles")}
+
+
 def start_order(services_: dict) -> list[list[str]]:
     """Waves of services: each wave's dependencies are all in earlier waves (compose starts a wave together)."""
     waves, placed = [], set()
@@ -150,7 +154,8 @@ class ComposeRun:
 
     def __init__(self, compose: dict, variables: dict[str, str]):
         self.compose = interpolate(compose, variables)
-        self.services = self.compose["services"]
+        # `docker compose up` starts only the services without a profile (monitoring is opt-in)
+        self.services = default_services(self.compose)
         self.ports: dict[tuple[str, int], int] = {}
         self.running: dict[str, object] = {}
         self.log: list[str] = []
@@ -256,8 +261,9 @@ class ComposeRun:
 
 def test_compose_services_run_as_processes_in_compose_order():
     compose = yaml.safe_load(COMPOSE.read_text())
-    assert [set(w) for w in start_order(compose["services"])] == [{"backend-1", "backend-2", "postgres", "redis"},
-                                                                  {"gateway"}]
+    assert [set(w) for w in start_order(default_services(compose))] == [
+        {"backend-1", "backend-2", "postgres", "redis"}, {"gateway"}]
+    assert [set(w) for w in start_order(compose["services"])][2:] == [{"prometheus"}, {"grafana"}]
     run = ComposeRun(compose, DOT_ENV)
     try:
         try:

@@ -165,6 +165,12 @@ def test_sessions_stick_to_one_replica_and_spread_over_all(cluster):
     assert all(r["state"] == "healthy" and r["cached_share"] == 0.8 for r in state.values()), state
     metrics = httpx.get(gateway.url + "/metrics", headers=ADMIN).text
     assert f'semcache_backend_cached_prompt_tokens_total{{replica="{replicas[0].url}"}}' in metrics
+    # the labelled decision counter and the TTFT of forwarded answers (tenant label off by default)
+    decided = [line for line in metrics.splitlines() if line.startswith("semcache_decisions_total{")]
+    assert decided and all('tenant=""' in line for line in decided), decided
+    assert sum(float(line.rsplit(" ", 1)[1]) for line in decided if 'outcome="MISS"' in line) >= 54
+    assert any(line.startswith('semcache_time_to_first_token_seconds_count{cache="MISS"}')
+               for line in metrics.splitlines())
 
 
 def test_a_hot_session_is_spread_by_the_load_bound(cluster):

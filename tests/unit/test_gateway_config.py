@@ -95,7 +95,8 @@ def test_compose_file_structure():
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     services = compose["services"]
     backends = ["backend-1", "backend-2"]
-    assert set(services) == {*backends, "gateway", "redis", "postgres"}
+    assert set(services) == {*backends, "gateway", "redis", "postgres", "prometheus", "grafana"}
+    assert {n for n, service in services.items() if service.get("profiles")} == {"prometheus", "grafana"}
     for name, service in services.items():
         assert "healthcheck" in service, f"{name} has no healthcheck"
     gateway = services["gateway"]
