@@ -29,6 +29,7 @@ from gateway.metrics import GatewayMetrics
 from gateway.passthrough import passthrough
 from gateway.ratelimit import RateLimiter
 from gateway.settings import Settings
+from gateway.tracing import Tracing
 from gateway.store import CacheStore, StoreConfig, open_store
 from gateway.routing import ReplicaSet, open_backends
 from gateway.upstream import Upstream
@@ -121,6 +122,10 @@ def provide_limiter(state: State) -> RateLimiter:
     return state.limiter
 
 
+def provide_tracing(state: State) -> Tracing:
+    return state.tracing
+
+
 @get("/v1/models", summary="List models (passed through from the backend)")
 async def list_models(request: Request, upstream: ReplicaSet, settings: Settings) -> Response:
     authenticate(request, settings)
@@ -192,7 +197,8 @@ def _internal_error(_: Request, exc: Exception) -> Response:
 
 
 # ---- app --------------------------------------------------------------------------
-def create_app(settings: Settings | None = None, upstream: Upstream | ReplicaSet | None = None) -> Litestar:
+def create_app(settings: Settings | None = None, upstream: Upstream | ReplicaSet | None = None,
+               tracing: Tracing | None = None) -> Litestar:
     settings = settings or Settings()
 
     @asynccontextmanager
@@ -209,6 +215,8 @@ def create_app(settings: Settings | None = None, upstream: Upstream | ReplicaSet
         else:
             app.state.upstream = upstream or await open_backends(settings, app.state.metrics)
         app.state.upstream.on_retry = lambda error: app.state.metrics.upstream_retries.labels(error).inc()
+        app.state.tracing = tracing or Tracing.from_env()
+        app.state.cache.pipeline.tracing = app.state.tracing
         upkeep = asyncio.create_task(store_upkeep(app.state.store, settings, app.state.metrics))
         recovery = asyncio.create_task(cache_recovery(app.state.cache))
         health = asyncio.create_task(app.state.upstream.health_loop())
@@ -224,6 +232,7 @@ def create_app(settings: Settings | None = None, upstream: Upstream | ReplicaSet
             await app.state.upstream.aclose()
             await app.state.limiter.aclose()
             await asyncio.to_thread(app.state.store.close)
+            app.state.tracing.shutdown()           # flushes spans still batched
 
     return Litestar(
         route_handlers=[chat_completions, list_models, healthz, readyz, metrics_endpoint, *ADMIN_HANDLERS,
@@ -232,7 +241,8 @@ def create_app(settings: Settings | None = None, upstream: Upstream | ReplicaSet
                       "settings": Provide(provide_settings, sync_to_thread=False),
                       "metrics": Provide(provide_metrics, sync_to_thread=False),
                       "cache": Provide(provide_cache, sync_to_thread=False),
-                      "limiter": Provide(provide_limiter, sync_to_thread=False)},
+                      "limiter": Provide(provide_limiter, sync_to_thread=False),
+                      "tracing": Provide(provide_tracing, sync_to_thread=False)},
         lifespan=[lifespan],
         middleware=[RequestContextMiddleware],
         exception_handlers={GatewayError: _gateway_error, HTTPException: _http_error, SQLAlchemyError: _store_error,

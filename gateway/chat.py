@@ -21,6 +21,7 @@ from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics
 from gateway.ratelimit import RateLimiter
 from gateway.settings import Settings
+from gateway.tracing import Tracing
 from gateway.routing import ReplicaSet
 from gateway.upstream import HOP_HEADERS
 from gateway.validation import decode_json_object, session_id, validate_chat
@@ -121,9 +122,10 @@ class ChatTurn:
     """One chat-completion request on its way through the gateway."""
 
     def __init__(self, request: Request, body: dict, raw: bytes, req: CacheRequest, cache: SemanticCache,
-                 upstream: ReplicaSet, metrics: GatewayMetrics):
+                 upstream: ReplicaSet, metrics: GatewayMetrics, tracing: Tracing | None = None):
         self.request, self.body, self.raw, self.req = request, body, raw, req
         self.cache, self.upstream, self.metrics = cache, upstream, metrics
+        self.tracing = tracing or Tracing()
         self.trusted = False              # the caller may use internal fields (replay with the admin token)
         self.stream = bool(body.get("stream"))
         self.include_usage = self.stream and bool((body.get("stream_options") or {}).get("include_usage"))
@@ -235,13 +237,16 @@ class ChatTurn:
         """Send upstream; for a non-stream answer (or an error) also read the whole body. Cancelled, it closes
         the upstream request (the backend sees the disconnect)."""
         try:
-            # a session's turns go to the replica that holds its KV blocks (the conversation id without one)
-            response = await self.upstream.send("POST", "/v1/chat/completions", headers, raw,
-                                                affinity=f"{self.req.tenant}\0{self.req.session_id}")
+            with self.tracing.span("semcache.upstream", stream=self.stream) as span:
+                # a session's turns go to the replica that holds its KV blocks (the conversation id without one)
+                response = await self.upstream.send("POST", "/v1/chat/completions", headers, raw,
+                                                    affinity=f"{self.req.tenant}\0{self.req.session_id}")
+                self.replica = response.extensions.get("semcache_replica")
+                Tracing.annotate(span, **{"semcache.replica": self.replica,
+                                          "http.response.status_code": response.status_code})
         except GatewayError as exc:
             self.metrics.upstream_errors.labels("timeout" if exc.status == 504 else "connect").inc()
             raise
-        self.replica = response.extensions.get("semcache_replica")
         _note(self.request, replica=self.replica)
         if self.stream and response.status_code < 400:
             return response, None
@@ -312,7 +317,18 @@ class ChatTurn:
 
 @post("/v1/chat/completions", status_code=200, summary="Create a chat completion (OpenAI-compatible, cached)")
 async def chat_completions(request: Request, upstream: ReplicaSet, settings: Settings, metrics: GatewayMetrics,
-                           cache: SemanticCache, limiter: RateLimiter) -> Response | Stream:
+                           cache: SemanticCache, limiter: RateLimiter, tracing: Tracing) -> Response | Stream:
+    # the request's span; for a stream it ends when the relay starts (the upstream span covers the headers)
+    with tracing.span("POST /v1/chat/completions", server=True, **{"http.request.method": "POST",
+                                                                   "url.path": "/v1/chat/completions"}) as span:
+        Tracing.annotate(span, **{"semcache.request_id": request.scope.get("state", {}).get("request_id")})
+        response = await _chat(request, upstream, settings, metrics, cache, limiter, tracing, span)
+        Tracing.annotate(span, **{"http.response.status_code": response.status_code})
+        return response
+
+
+async def _chat(request: Request, upstream: ReplicaSet, settings: Settings, metrics: GatewayMetrics,
+                cache: SemanticCache, limiter: RateLimiter, tracing: Tracing, span) -> Response | Stream:
     tenant = authenticate(request, settings)
     await limiter.enforce(request, "chat")            # before the body is read: a refused request costs nothing
     raw = await request.body()
@@ -326,7 +342,7 @@ async def chat_completions(request: Request, upstream: ReplicaSet, settings: Set
                        serve="no-cache" not in directives, store="no-store" not in directives,
                        unsupported=unsupported_feature(body, settings.max_cache_message_chars),
                        params=GenerationParams.from_body(body), derived_session=session is None)
-    turn = ChatTurn(request, body, raw, req, cache, upstream, metrics)
+    turn = ChatTurn(request, body, raw, req, cache, upstream, metrics, tracing)
     turn.trusted = trusted
     _note(request, tenant=tenant, session_id=req.session_id)
     if settings.cache_mode == "off":
@@ -356,9 +372,15 @@ async def chat_completions(request: Request, upstream: ReplicaSet, settings: Set
         cache.land(key, future, result)
 
     try:
-        decision = await cache.decide(req)
+        with tracing.span("semcache.decide"):
+            decision = await cache.decide(req)
         turn.decided(decision)
         record = decision.record()
+        Tracing.annotate(span, **{"semcache.tenant": tenant, "semcache.cache": decision.outcome,
+                                  "semcache.reason": decision.reason, "semcache.score": record["score"],
+                                  "semcache.cache_id": record["cache_id"], "semcache.gates": record["gates"] or None,
+                                  "semcache.timings_ms": record["timings_ms"] or None,
+                                  "semcache.domain": turn.domain})
         _note(request, cache=decision.outcome, reason=decision.reason, score=record["score"],
               cache_id=record["cache_id"], decision={k: record[k] for k in ("gates", "timings_ms") if record[k]})
         if decision.outcome == "HIT":

@@ -22,6 +22,7 @@ from gateway.cache.request_params import MISMATCHES, GenerationParams, mismatch
 from gateway.cache.signals import is_negative, is_refinement, is_reset
 from gateway.index import SearchFilter
 from gateway.store import CacheStore, NewEntry
+from gateway.tracing import Tracing
 from validator import KeyFactValidator, RiskPolicy
 from validator.key_facts import message_text
 from validator.pair_judge import PairJudge
@@ -115,11 +116,12 @@ def cached_messages(entry: dict) -> list[dict]:
 
 
 @contextmanager
-def _stage(timings: dict, name: str):
-    """Adds the block's wall time (ms) to timings[name]."""
+def _stage(timings: dict, tracing: Tracing, name: str):
+    """Adds the block's wall time (ms) to timings[name], in a trace span of its own when tracing is on."""
     started = time.perf_counter()
     try:
-        yield
+        with tracing.span(f"semcache.{name}"):
+            yield
     finally:
         timings[name] = timings.get(name, 0.0) + (time.perf_counter() - started) * 1e3
 
@@ -138,11 +140,12 @@ class DecisionPipeline:
         self.duplicate_window_s = duplicate_window_s
         self.mode = mode
         self.allow_sampled_hits = allow_sampled_hits
+        self.tracing = Tracing()              # spans per stage once the app hands its tracing over
 
     # ---- decide -------------------------------------------------------------
     def decide(self, req: CacheRequest) -> Decision:
         timings: dict[str, float] = {}
-        watch = partial(_stage, timings)
+        watch = partial(_stage, timings, self.tracing)
         started = time.perf_counter()
         decision = self._decide(req, watch)
         if decision.outcome == "HIT":
