@@ -16,12 +16,14 @@ from gateway.metrics import GatewayMetrics
 from gateway.ratelimit import RateLimiter
 from gateway.settings import Settings
 from gateway.routing import ReplicaSet
+from gateway.timeline import entry_events, search_entries
 from gateway.validation import check_text_id, decode_json_object, header_text, is_cache_id
 
 SIGNALS = ("regenerate", "negative", "positive")
 INVALIDATE_KEYS = ("cache_id", "session_id", "tenant", "intent_domain", "system_prompt_version")
 ENTRY_FILTERS = ("tenant", "state", "session_id", "scope", "intent_domain", "system_prompt_version")
 MAX_OFFSET = 10**9
+MAX_QUERY_CHARS = 200
 
 
 def _not_found(cache_id: str) -> GatewayError:
@@ -56,7 +58,7 @@ async def feedback(request: Request, settings: Settings, cache: SemanticCache, m
     if updated["counted"]:
         metrics.feedback.labels(signal, "explicit").inc()
         if signal != "positive" and entry["hit_count"] > 0:
-            metrics.polluted(signal, "explicit")
+            metrics.polluted(signal, "explicit", entry.get("intent_domain"))
     return {"cache_id": cache_id, "signal": signal, "feedback_score": updated["feedback_score"],
             "state": updated["state"], "counted": updated["counted"]}
 
@@ -108,20 +110,38 @@ async def warmup(request: Request, cache: SemanticCache, settings: Settings) -> 
             "written": sum(1 for r in results if r["cache_id"])}
 
 
+async def _set_scope(cache_id: str, scope: str, action: str, cache: SemanticCache, metrics: GatewayMetrics) -> dict:
+    if not is_cache_id(cache_id) or not await asyncio.to_thread(cache.store.promote_scope, cache_id, scope):
+        raise _not_found(cache_id)
+    metrics.promotions.labels(action).inc()
+    entry = await asyncio.to_thread(cache.store.get, cache_id)
+    return {"cache_id": cache_id, "scope": entry["scope"], "state": entry["state"]}
+
+
 @post("/admin/entries/{cache_id:str}/promote", guards=[admin_guard], status_code=200,
       summary="Promote an entry to the tenant's global pool (admin)")
 async def promote(cache_id: str, cache: SemanticCache, metrics: GatewayMetrics) -> dict:
-    if not is_cache_id(cache_id) or not await asyncio.to_thread(cache.store.promote_scope, cache_id, "global"):
+    return await _set_scope(cache_id, "global", "promote", cache, metrics)
+
+
+@post("/admin/entries/{cache_id:str}/demote", guards=[admin_guard], status_code=200,
+      summary="Take an entry out of the tenant's global pool, back to its own session (admin)")
+async def demote(cache_id: str, cache: SemanticCache, metrics: GatewayMetrics) -> dict:
+    return await _set_scope(cache_id, "session", "demote", cache, metrics)
+
+
+@get("/admin/entries/{cache_id:str}/events", guards=[admin_guard],
+     summary="An entry's history: ready, hits, feedback, invalidation (admin)")
+async def get_entry_events(cache_id: str, cache: SemanticCache) -> dict:
+    if not is_cache_id(cache_id):
         raise _not_found(cache_id)
-    metrics.promotions.labels("promote").inc()
-    entry = await asyncio.to_thread(cache.store.get, cache_id)
-    return {"cache_id": cache_id, "scope": entry["scope"], "state": entry["state"]}
+    return {"cache_id": cache_id, "events": await asyncio.to_thread(entry_events, cache.store, cache_id)}
 
 
 @get("/admin/entries", guards=[admin_guard], summary="List entries, newest first, with filters (admin)")
 async def list_entries(request: Request, cache: SemanticCache) -> dict:
     params = request.query_params
-    unknown = set(params) - set(ENTRY_FILTERS) - {"limit", "offset"}
+    unknown = set(params) - set(ENTRY_FILTERS) - {"limit", "offset", "q"}
     if unknown:
         raise invalid(f"unknown filter(s) {sorted(unknown)}; use {list(ENTRY_FILTERS)}, limit, offset")
     try:
@@ -131,7 +151,15 @@ async def list_entries(request: Request, cache: SemanticCache) -> dict:
     if not 1 <= limit <= 1000 or not 0 <= offset <= MAX_OFFSET:
         raise invalid(f"'limit' must be between 1 and 1000 and 'offset' between 0 and {MAX_OFFSET}")
     filters = {k: check_text_id(params.get(k), k) for k in ENTRY_FILTERS if params.get(k)}
-    entries = await asyncio.to_thread(lambda: cache.store.list_entries(limit=limit, offset=offset, **filters))
+    text = params.get("q") or ""
+    if len(text) > MAX_QUERY_CHARS or "\x00" in text:
+        raise invalid(f"'q' must be at most {MAX_QUERY_CHARS} characters of text", "q")
+    if text:        # request or answer text contains it
+        entries = await asyncio.to_thread(lambda: search_entries(cache.store, text, limit=limit, offset=offset,
+                                                                 **filters))
+    else:
+        entries = await asyncio.to_thread(lambda: cache.store.list_entries(limit=limit, offset=offset,
+                                                                           **filters))
     return {"entries": entries, "count": len(entries), "limit": limit, "offset": offset}
 
 
@@ -150,7 +178,9 @@ async def admin_stats(state: State, metrics: GatewayMetrics, upstream: ReplicaSe
     return {"uptime_s": round(time.monotonic() - state.started, 1), "backend": upstream.name,
             **metrics.rates(), "decision_latency": metrics.decision_quantiles(), "upstream_errors": errors,
             "cache": await asyncio.to_thread(state.store.stats), "breaker": state.cache.breaker.snapshot(),
-            "routing": upstream.policy, "replicas": upstream.snapshot()}
+            "routing": upstream.policy, "replicas": upstream.snapshot(),
+            "health": await asyncio.to_thread(state.store.health)}
 
 
-ADMIN_HANDLERS = [feedback, delete_session, invalidate, warmup, promote, list_entries, get_entry, admin_stats]
+ADMIN_HANDLERS = [feedback, delete_session, invalidate, warmup, promote, demote, list_entries, get_entry,
+                  get_entry_events, admin_stats]

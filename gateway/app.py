@@ -23,6 +23,7 @@ from gateway.auth import authenticate, operator_guard
 from gateway.cache import SemanticCache
 from gateway.cache.breaker import dependency_of
 from gateway.chat import chat_completions
+from gateway.dashboard import DASHBOARD_HANDLERS
 from gateway.errors import GatewayError
 from gateway.logs import RequestContextMiddleware
 from gateway.metrics import GatewayMetrics
@@ -37,6 +38,7 @@ from gateway.upstream import Upstream
 log = logging.getLogger("semcache.gateway")
 EXPIRY_SWEEP_S = 30.0
 FULL_CATCH_UP_S = 300.0       # a full index/database comparison (the incremental catch-up runs more often)
+TIMELINE_FLUSH_S = 5.0        # the dashboard's counts reach the events table this often
 
 
 # ---- resources ----------------------------------------------------------------
@@ -55,7 +57,7 @@ def open_cache_store(settings: Settings) -> CacheStore:
 
 async def store_upkeep(store: CacheStore, settings: Settings, metrics: GatewayMetrics | None = None) -> None:
     """pending -> ready on time, index catch-up, TTL sweeps and index checkpoints, off the request path."""
-    last_checkpoint = last_sweep = last_catch_up = last_full = time.monotonic()
+    last_checkpoint = last_sweep = last_catch_up = last_full = last_timeline = time.monotonic()
     failing = False
     while True:
         await asyncio.sleep(0.5)
@@ -78,6 +80,9 @@ async def store_upkeep(store: CacheStore, settings: Settings, metrics: GatewayMe
             if time.monotonic() - last_sweep >= EXPIRY_SWEEP_S:
                 await asyncio.to_thread(store.expire)
                 last_sweep = time.monotonic()
+            if metrics is not None and time.monotonic() - last_timeline >= TIMELINE_FLUSH_S:
+                last_timeline = time.monotonic()
+                await asyncio.to_thread(metrics.timeline.flush, store)
             if time.monotonic() - last_checkpoint >= settings.index_checkpoint_s:
                 await asyncio.to_thread(store.checkpoint)
                 last_checkpoint = time.monotonic()
@@ -236,6 +241,7 @@ def create_app(settings: Settings | None = None, upstream: Upstream | ReplicaSet
 
     return Litestar(
         route_handlers=[chat_completions, list_models, healthz, readyz, metrics_endpoint, *ADMIN_HANDLERS,
+                        *DASHBOARD_HANDLERS,
                         passthrough],
         dependencies={"upstream": Provide(provide_upstream, sync_to_thread=False),
                       "settings": Provide(provide_settings, sync_to_thread=False),

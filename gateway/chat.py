@@ -147,7 +147,8 @@ class ChatTurn:
     def done(self, outcome: str) -> None:
         self.metrics.requests.labels(outcome).inc()
         self.metrics.latency.labels(outcome).observe(time.perf_counter() - self.started)
-        self.metrics.decided(outcome, self.reason or outcome.lower(), self.domain, self.req.tenant)
+        self.metrics.decided(outcome, self.reason or outcome.lower(), self.domain, self.req.tenant,
+                             time.perf_counter() - self.started)
 
     # ---- answers without the backend --------------------------------------------
     def serve_cached(self, text: str, model: str | None, usage: dict, headers: dict[str, str]) -> Response | Stream:

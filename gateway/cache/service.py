@@ -87,7 +87,8 @@ class SemanticCache:
         if feedback:
             self.metrics.feedback.labels(feedback["signal"], "implicit").inc()
             if feedback["was_hit"]:
-                self.metrics.polluted(feedback["signal"], "implicit")
+                domain = decision.fingerprint.tags.intent_domain if decision.fingerprint is not None else None
+                self.metrics.polluted(feedback["signal"], "implicit", domain)
         return decision
 
     def _fail_open(self, req: CacheRequest, dependency: str | None, error: str, stage: str,
@@ -191,6 +192,8 @@ class SemanticCache:
             self.metrics.saved_prefill.inc(prefill)
         if decode:
             self.metrics.saved_decode.inc(decode)
+        if prefill or decode:
+            self.metrics.timeline.saved(prefill, decode)
 
     async def drain(self) -> None:
         if self._background:

@@ -45,13 +45,16 @@ def check_entry(item, index: int, max_messages: int, max_chars: int | None = Non
     return {"messages": item["messages"], "answer": answer, "session_id": session, "tenant": tenant, "scope": scope}
 
 
-def warm_all(pipeline: DecisionPipeline, items: list[dict]) -> list[dict]:
-    """Fingerprint, extract facts and write each checked item `ready`: [{"cache_id", "status"}]."""
+def warm_all(pipeline: DecisionPipeline, items: list[dict], progress=None) -> list[dict]:
+    """Fingerprint, extract facts and write each checked item `ready`: [{"cache_id", "status"}].
+    `progress(done, total)` is called after each item."""
     out = []
     for item in items:
         req = CacheRequest(item["tenant"], item["session_id"], item["messages"])
         cache_id, status = pipeline.warm(req, item["answer"], item["scope"])
         out.append({"cache_id": cache_id, "status": status})
+        if progress:
+            progress(len(out), len(items))
     return out
 
 

@@ -27,7 +27,8 @@ from scipy.stats import beta
 GRID = [round(0.70 + 0.005 * i, 3) for i in range(60)]
 
 
-def threshold_sweep(sessions: list[dict], models_dir: Path | None = None) -> list[dict]:
+def threshold_sweep(sessions: list[dict], models_dir: Path | None = None, progress=None) -> list[dict]:
+    """`progress(done, total)`: requests swept, after each one."""
     from gateway.cache import CacheRequest, SemanticCache
     from gateway.metrics import GatewayMetrics
     from gateway.store import StoreConfig, open_store
@@ -39,6 +40,7 @@ def threshold_sweep(sessions: list[dict], models_dir: Path | None = None) -> lis
         for table in [policies.default, *policies.domains.values()]:
             table.update(accept=0.0, candidate=0.0)
         rows = []
+        total = sum(len(s["requests"]) for s in sessions)
         for session in sessions:
             for i, request in enumerate(session["requests"]):
                 req = CacheRequest("sweep", session["session_id"], request["messages"])
@@ -51,6 +53,8 @@ def threshold_sweep(sessions: list[dict], models_dir: Path | None = None) -> lis
                 if decision.outcome != "HIT" and request.get("answer"):
                     cache.pipeline.write(req, decision, request["answer"],
                                          {"completion_tokens": max(len(request["answer"]) // 4, 1)})
+                if progress:
+                    progress(len(rows), total)
         return rows
     finally:
         store.close()
@@ -151,8 +155,9 @@ def write_thresholds(config: Path, chosen: dict, force: bool = False) -> dict:
 
 
 def calibrate(path: Path, max_false_hit: float, config: Path, sessions_count: int | None = None,
-              force: bool = False) -> dict:
-    """FILE: a labelled JSONL set (or `generated`), or a replay results.json that holds a sweep."""
+              force: bool = False, progress=None) -> dict:
+    """FILE: a labelled JSONL set (or `generated`), or a replay results.json that holds a sweep.
+    `progress(done, total)`: requests swept (none for a results.json, whose sweep is already done)."""
     from gateway.replay.datasets import load_sessions
     if str(path).endswith(".json") and Path(path).exists():
         rows = json.loads(Path(path).read_text()).get("sweep")
@@ -162,7 +167,7 @@ def calibrate(path: Path, max_false_hit: float, config: Path, sessions_count: in
         sessions = load_sessions(str(path), sessions_count or 10_000)
         if not any(r.get("label") for s in sessions for r in s["requests"]):
             raise ValueError(f"{path} carries no labels; calibration needs hit/partial/miss labels")
-        rows = threshold_sweep(sessions)
+        rows = threshold_sweep(sessions, progress=progress)
     chosen = choose_thresholds(rows, max_false_hit)
     written = write_thresholds(config, chosen, force)
     return {"rows": len(rows), "domains": chosen, "written": written, "config": str(config)}

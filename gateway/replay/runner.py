@@ -80,7 +80,8 @@ class GatewayProcess:
 
 
 def replay_session(client: httpx.Client, url: str, session: dict, model: str, max_tokens: int,
-                   forced: bool, run_id: str) -> list[dict]:
+                   forced: bool, run_id: str, on_request=None) -> list[dict]:
+    """The session's requests in order; `on_request()` after each one."""
     rows = []
     session_id = f"{run_id}-{session['session_id']}"
     for i, request in enumerate(session["requests"]):
@@ -107,6 +108,8 @@ def replay_session(client: httpx.Client, url: str, session: dict, model: str, ma
                      else None, "prompt_tokens": usage.get("prompt_tokens", 0),
                      "completion_tokens": usage.get("completion_tokens", 0),
                      "cached_tokens": (usage.get("prompt_tokens_details") or {}).get("cached_tokens", 0)})
+        if on_request:
+            on_request()
     return rows
 
 
@@ -140,7 +143,7 @@ def summarize(rows: list[dict], stats: dict) -> dict:
 
 
 def run_mode(mode: str, sessions: list[dict], model: str, upstream: str | None, models_dir: Path,
-             max_tokens: int, concurrency: int, max_model_len: int) -> tuple[dict, list[dict]]:
+             max_tokens: int, concurrency: int, max_model_len: int, on_request=None) -> tuple[dict, list[dict]]:
     gateway = GatewayProcess(mode, model, upstream, models_dir, max_model_len)
     run_id = uuid.uuid4().hex[:6]
     rows: list[dict] = []
@@ -152,7 +155,8 @@ def run_mode(mode: str, sessions: list[dict], model: str, upstream: str | None, 
             replay_session(client, gateway.url, warm, model, max_tokens, upstream is None, "warm-" + run_id)
 
             def one(session):
-                out = replay_session(client, gateway.url, session, model, max_tokens, upstream is None, run_id)
+                out = replay_session(client, gateway.url, session, model, max_tokens, upstream is None, run_id,
+                                     on_request)
                 with lock:
                     rows.extend(out)
             with ThreadPoolExecutor(concurrency) as pool:
@@ -180,9 +184,23 @@ def print_table(results: dict) -> None:
                       f"p95 {base['p95_ms'] / m['p95_ms']:.2f}x faster")
 
 
+def _request_counter(progress, total: int):
+    """One shared count for the sessions' threads, reported as `progress(done, total)`."""
+    lock = threading.Lock()
+    done = 0
+
+    def on_request() -> None:
+        nonlocal done
+        with lock:                     # sessions run on several threads; the bar must not go backwards
+            done += 1
+            progress(done, total)
+    return on_request
+
+
 def replay(dataset: str, sessions_count: int, modes: list[str], model: str = "demo", upstream: str | None = None,
            out: Path | None = None, plot: Path | None = None, max_tokens: int = 64, concurrency: int = 4,
-           seed: int = 0, max_model_len: int = 4096, sweep: bool = True) -> dict:
+           seed: int = 0, max_model_len: int = 4096, sweep: bool = True, progress=None) -> dict:
+    """`progress(done, total)`: requests replayed, over all modes (the warm-up request not counted)."""
     from gateway.replay.datasets import load_sessions
     from fingerprint.encoder import default_data_dir
     unknown = [m for m in modes if m not in MODES]
@@ -195,9 +213,10 @@ def replay(dataset: str, sessions_count: int, modes: list[str], model: str = "de
     results: dict = {"dataset": {"name": dataset, "sessions": len(sessions),
                                  "requests": sum(len(s["requests"]) for s in sessions)},
                      "model": upstream or model, "modes": {}, "rows": {}}
+    on_request = _request_counter(progress, results["dataset"]["requests"] * len(modes)) if progress else None
     for mode in modes:
         summary, rows = run_mode(mode, sessions, model, upstream, models_dir, max_tokens, concurrency,
-                                 max_model_len)
+                                 max_model_len, on_request)
         results["modes"][mode] = summary
         results["rows"][mode] = rows
     labelled = any(r.get("label") for s in sessions for r in s["requests"])

@@ -130,7 +130,7 @@ class CacheStore:
         except Exception as exc:
             log.warning("index catch-up after the redis reconnect failed: %s", exc.__class__.__name__)
 
-    def _sync(self, since: float | None, changes: dict | None = None) -> int:
+    def _sync(self, since: float | None, changes: dict | None = None, progress=None) -> int:
         changes = {} if changes is None else changes
         with self._sync_lock:
             started = time.time()
@@ -163,6 +163,8 @@ class CacheStore:
                                    np.stack([np.frombuffer(r.vector, dtype=np.float32) for r in full_rows]),
                                    [_tags(r) for r in full_rows])
                     added += len(full_rows)
+                if progress:
+                    progress(min(i + 1000, len(missing)), len(missing))
             rescoped = 0
             for r in want.values():
                 if r.seq in index and index.scope_of(r.seq) not in (None, r.scope):
@@ -176,10 +178,11 @@ class CacheStore:
         c = self.config
         return VectorIndex(c.dim, M=c.M, ef_construction=c.ef_construction, ef_search=c.ef_search)
 
-    def rebuild_index(self) -> int:
+    def rebuild_index(self, progress=None) -> int:
+        """A new index from every row, saved. `progress(done, total)`: entries to index, after each batch."""
         self.index = self._new_index()
         self.index.checkpoint_at = 0.0
-        count = self.replay()
+        count = self._sync(None, progress=progress)
         self.checkpoint()
         return count
 
