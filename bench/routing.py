@@ -24,7 +24,6 @@ import asyncio
 import json
 import os
 import random
-import socket
 import subprocess
 import sys
 import tempfile
@@ -37,6 +36,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from gateway.replay.runner import percentile  # noqa: E402
+from load import free_port, wait_http  # noqa: E402  (bench/load.py: the same process helpers)
 
 TOPICS = ["sourdough", "tax forms", "a garden shed", "a job interview", "bird migration", "unit tests",
           "a wedding toast", "knee pain", "solar panels", "a road trip", "sleep schedules", "chess endgames"]
@@ -46,26 +46,6 @@ TURNS = ["I am {n}, I live in {c} and I want to know about {t}. Where do I start
          "What could go wrong, and how do I avoid it?", "Summarise the plan in three short steps."]
 CITIES = ["Lisbon", "Oslo", "Nairobi", "Osaka", "Lima", "Austin", "Krakow", "Hanoi", "Porto", "Quebec"]
 ADMIN = "bench-admin-token"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_http(url: str, proc: subprocess.Popen, timeout: float = 300) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{proc.args} exited with {proc.returncode}")
-        try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.3)
-    raise RuntimeError(f"{url} did not answer")
 
 
 class Backend:

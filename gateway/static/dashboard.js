@@ -215,9 +215,9 @@ async function act(action) {
       await api("/admin/entries/" + current.cache_id + "/" + action, { method: "POST" });
     }
     const fresh = await api("/admin/entries/" + current.cache_id);
-    $("entry-message").textContent = action + ": done (" + fresh.state + ", " + fresh.scope + ")";
     await search();
-    await showEntry(fresh);
+    await showEntry(fresh);          // (clears the message: it is written after)
+    $("entry-message").textContent = action + ": done (" + fresh.state + ", " + fresh.scope + ")";
   } catch (error) {
     if (error.message !== "unauthorized") $("entry-message").textContent = error.message;
   }

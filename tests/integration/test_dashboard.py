@@ -92,7 +92,7 @@ def test_the_dashboard_in_a_browser(served):
         page.fill("#token", "not-the-token")
         page.click("#login-button")
         # (locator waits, not wait_for_function: the page's CSP forbids the eval that one needs)
-        expect(page.locator("#login-error")).to_contain_text("refused")
+        expect(page.locator("#login-error")).to_contain_text("refused", timeout=20_000)
         assert page.is_visible("#login") and not page.is_visible("#app")
         page.fill("#token", ADMIN_TOKEN)
         page.click("#login-button")
@@ -109,7 +109,7 @@ def test_the_dashboard_in_a_browser(served):
         page.click("button[data-tab=entries]")
         page.fill("#search-text", "rain shell")
         page.click("#search-button")
-        expect(page.locator("#entries-table tbody tr")).to_have_count(1)
+        expect(page.locator("#entries-table tbody tr")).to_have_count(1, timeout=20_000)
         row = page.locator("#entries-table tbody tr").first
         assert "ready" in row.inner_text()
         cache_id = row.locator("td").first.inner_text()
@@ -119,10 +119,10 @@ def test_the_dashboard_in_a_browser(served):
         assert LISBON_ANSWER in page.inner_text("#entry-answer")
         page.once("dialog", lambda dialog: dialog.accept())
         page.click("#entry-invalidate")
-        expect(page.locator("#entry-message")).to_contain_text("invalid")
+        expect(page.locator("#entry-message")).to_contain_text("invalid", timeout=20_000)
         page.select_option("#search-state", "ready")
         page.click("#search-button")
-        expect(page.locator("#entries-table")).to_have_attribute("data-count", "0")
+        expect(page.locator("#entries-table")).to_have_attribute("data-count", "0", timeout=20_000)
         browser.close()
     assert not errors, errors
     assert httpx.get(f"{server.url}/admin/entries/{cache_id}", headers=ADMIN).json()["state"] == "invalid"
