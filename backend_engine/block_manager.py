@@ -193,7 +193,15 @@ class BlockManager:
 
     def free(self, seq: Sequence) -> None:
         """Release a sequence's blocks, tail first; hashed blocks stay cached (demoted if cold is on)."""
-        for block_id in reversed(seq.block_table):
+        self._release_tail(seq, 0)
+        seq.block_hashes = []
+
+    def trim(self, seq: Sequence, num_tokens: int) -> None:
+        """Give back the blocks past the first `num_tokens` tokens (slots of rejected draft tokens)."""
+        self._release_tail(seq, self.blocks_needed(num_tokens))
+
+    def _release_tail(self, seq: Sequence, keep: int) -> None:
+        for block_id in reversed(seq.block_table[keep:]):
             block = self.blocks[block_id]
             block.ref_count -= 1
             if block.ref_count:
@@ -202,8 +210,7 @@ class BlockManager:
                 self.hot.empty.append(block_id)
             elif not self._demote(block):
                 self._release(block)
-        seq.block_table = []
-        seq.block_hashes = []
+        del seq.block_table[keep:]
 
     def take_demotions(self) -> list[tuple[int, int]]:
         pending, self.pending_demotions = self.pending_demotions, []

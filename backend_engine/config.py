@@ -17,6 +17,7 @@ class EngineConfig:
     kv_cold_dtype: str | None = None        # "int8": demote cached unreferenced blocks to an INT8 pool
     num_cold_blocks: int | None = None      # default: as many as hot blocks (or half the memory budget)
     enable_prefix_caching: bool = True
+    speculative: str = "auto"               # auto | ngram | draft | off: where decode drafts come from
     data_dir: str | None = None
 
     def __post_init__(self) -> None:
@@ -24,6 +25,8 @@ class EngineConfig:
             raise ValueError("block_size must be 16, 32 or 64")
         if self.kv_cold_dtype not in (None, "int8"):
             raise ValueError("kv_cold_dtype must be 'int8' or unset")
+        if self.speculative not in ("auto", "ngram", "draft", "off"):
+            raise ValueError("speculative must be auto, ngram, draft or off")
         if self.eviction not in ("cost", "lru"):
             raise ValueError("eviction must be 'cost' or 'lru'")
         if self.max_num_batched_tokens < 1 or self.max_num_seqs < 1 or self.max_model_len < 2:

@@ -16,6 +16,7 @@ from backend_engine.model_runner import ModelRunner, kv_bytes_per_block
 from backend_engine.sampling import SamplingParams, sample
 from backend_engine.scheduler import Scheduler
 from backend_engine.sequence import Sequence
+from backend_engine.speculative import SpecState, verify
 from kernels import ColdBlocks
 
 log = logging.getLogger("semcache.engine")
@@ -37,6 +38,8 @@ class RequestOutput:
     num_prompt_tokens: int
     num_cached_tokens: int
     num_output_tokens: int
+    num_draft_tokens: int = 0             # speculation: proposed and accepted draft tokens so far
+    num_accepted_tokens: int = 0
 
 
 @dataclass
@@ -48,6 +51,11 @@ class EngineStats:
     ttft_bucket_counts: list[int] = field(default_factory=lambda: [0] * (len(TTFT_BUCKETS) + 1))
     ttft_sum: float = 0.0
     ttft_count: int = 0
+    # decode steps of sequences (one forward pass each) and the tokens they emitted; speculation's drafts
+    decode_steps: int = 0
+    decode_tokens: int = 0
+    draft_tokens: int = 0
+    accepted_draft_tokens: int = 0
 
     def observe_ttft(self, seconds: float) -> None:
         self.ttft_bucket_counts[bisect.bisect_left(TTFT_BUCKETS, seconds)] += 1
@@ -132,6 +140,8 @@ class LLMEngine:
         params.max_tokens = min(params.max_tokens, self.capacity_tokens - len(prompt_token_ids))
         salt = cache_salt if self.config.enable_prefix_caching else f"{cache_salt}\0{request_id}"
         seq = Sequence(request_id, prompt_token_ids, params, salt, session_id, protected_tokens)
+        if params.draft_text and self.config.speculative in ("auto", "draft"):
+            seq.spec = SpecState(self.tokenizer.encode(params.draft_text, add_special_tokens=False))
         self.sequences[request_id] = seq
         self.scheduler.add(seq)
         return seq
@@ -146,22 +156,69 @@ class LLMEngine:
 
     # ---- one step -------------------------------------------------------
     def step(self) -> list[RequestOutput]:
+        proposing = self._propose()
         scheduled = self.scheduler.schedule()
+        self._fit_drafts(proposing, scheduled)
         self.runner.apply_demotions(self.block_manager.take_demotions())
         if not scheduled:
             return []
         logits = self.runner.run(scheduled)
         return self.postprocess(scheduled, logits)
 
+    # ---- speculation ----------------------------------------------------
+    def _propose(self) -> list[Sequence]:
+        """Append draft tokens to decoding sequences (verified in this step's forward pass)."""
+        mode = self.config.speculative
+        if mode == "off":
+            return []
+        proposing = []
+        for seq in self.scheduler.running:
+            if seq.num_uncomputed_tokens != 1 or seq.num_output_tokens == 0:
+                continue
+            params = seq.params
+            # room: the draft and the model's own token stay within max_tokens and the context
+            limit = min(params.max_tokens - seq.num_output_tokens, self.capacity_tokens - len(seq)) - 1
+            if params.forced_token_ids:
+                limit = min(limit, len(params.forced_token_ids) - seq.num_output_tokens - 1)
+            draft = seq.spec.propose(seq.token_ids, seq.num_prompt_tokens, mode, limit)
+            if draft:
+                seq.token_ids.extend(draft)
+                seq.num_draft = len(draft)
+                proposing.append(seq)
+        return proposing
+
+    @staticmethod
+    def _fit_drafts(proposing: list[Sequence], scheduled: list[tuple[Sequence, int]]) -> None:
+        """Drafts of a sequence the step does not compute in full (budget, preemption) are taken back."""
+        steps = {seq.seq_id: num for seq, num in scheduled}
+        for seq in proposing:
+            keep = max(0, min(seq.num_draft, steps.get(seq.seq_id, 0) - 1)) if seq.num_computed_tokens else 0
+            if keep < seq.num_draft:
+                del seq.token_ids[len(seq.token_ids) - (seq.num_draft - keep):]
+                seq.num_draft = keep
+
+    def _take_draft(self, seq: Sequence) -> list[int]:
+        draft = seq.token_ids[len(seq.token_ids) - seq.num_draft:] if seq.num_draft else []
+        if draft:
+            del seq.token_ids[len(seq.token_ids) - seq.num_draft:]
+        seq.num_draft = 0
+        return draft
+
     def postprocess(self, scheduled: list[tuple[Sequence, int]], logits: dict[int, torch.Tensor]) -> list[RequestOutput]:
         outputs = []
         now = time.monotonic()
         for seq, num in scheduled:
+            if seq.num_draft:
+                outputs.append(self._postprocess_draft(seq, num, logits[seq.seq_id], now))
+                continue
             seq.num_computed_tokens += num
             self.block_manager.commit_full_blocks(seq)
             row = logits.get(seq.seq_id)
             if row is None:
                 continue
+            if seq.num_output_tokens:
+                self.stats.decode_steps += 1
+                self.stats.decode_tokens += 1
             token = sample(row, seq.params, seq.generator)
             forced = seq.params.forced_token_ids
             if forced:                        # replay: the step's cost is real, its token is given
@@ -176,9 +233,47 @@ class LLMEngine:
                 reason = "stop"
             if reason is not None:
                 self._finish(seq, reason)
-            outputs.append(RequestOutput(seq.request_id, delta, [token], reason is not None, reason,
-                                         seq.num_prompt_tokens, seq.num_cached_tokens, seq.num_output_tokens))
+            outputs.append(self._output(seq, delta, [token], reason))
         return outputs
+
+    def _output(self, seq: Sequence, delta: str, tokens: list[int], reason: str | None) -> RequestOutput:
+        return RequestOutput(seq.request_id, delta, tokens, reason is not None, reason, seq.num_prompt_tokens,
+                             seq.num_cached_tokens, seq.num_output_tokens, seq.spec.proposed, seq.spec.accepted)
+
+    def _postprocess_draft(self, seq: Sequence, num: int, rows: torch.Tensor, now: float) -> RequestOutput:
+        """Verify a step that computed the last token and `num - 1` drafts: keep the agreeing prefix and the
+        model's own next token, give back the slots of the rest."""
+        base = len(seq.token_ids) - seq.num_draft          # real tokens before this step's drafts
+        draft = self._take_draft(seq)
+        forced = seq.params.forced_token_ids
+        tokens = verify(rows, draft, seq.params, seq.generator,
+                        forced[seq.num_output_tokens:] if forced else None)
+        accepted = 0                    # the draft tokens kept: the leading tokens that agree with it
+        while accepted < min(len(tokens), len(draft)) and tokens[accepted] == draft[accepted]:
+            accepted += 1
+        seq.spec.update(len(draft), accepted)
+        self.stats.draft_tokens += len(draft)
+        self.stats.accepted_draft_tokens += accepted
+        self.stats.decode_steps += 1
+        emitted, delta, reason = [], "", None
+        for token in tokens:
+            seq.token_ids.append(token)
+            emitted.append(token)
+            reason = self._finish_reason(seq, token)
+            delta += self._detokenize(seq, reason is not None)
+            if seq.finish_reason == "stop":
+                reason = "stop"
+            if reason is not None:
+                break
+        self.stats.decode_tokens += len(emitted)
+        # K/V were computed for the last token and the drafts: they hold for it and the accepted drafts
+        seq.num_computed_tokens = min(base + accepted, len(seq.token_ids))
+        self.block_manager.commit_full_blocks(seq)
+        if reason is not None:
+            self._finish(seq, reason)
+        else:
+            self.block_manager.trim(seq, seq.num_computed_tokens)
+        return self._output(seq, delta, emitted, reason)
 
     def _finish_reason(self, seq: Sequence, token: int) -> str | None:
         params = seq.params

@@ -43,6 +43,18 @@ class EngineCollector:
                                 value=bm.num_cold_cached * (e.hot_block_bytes - e.cold_block_bytes))
         yield CounterMetricFamily("semcache_engine_kv_block_demotions", "Cached blocks demoted to INT8",
                                   value=bm.num_demotions)
+        yield CounterMetricFamily("semcache_engine_spec_draft_tokens", "Draft tokens proposed by speculative "
+                                  "decoding (reference text or context)", value=s.draft_tokens)
+        yield CounterMetricFamily("semcache_engine_spec_accepted_tokens", "Draft tokens the model agreed with",
+                                  value=s.accepted_draft_tokens)
+        yield CounterMetricFamily("semcache_engine_decode_steps", "Decode forward steps of sequences",
+                                  value=s.decode_steps)
+        yield CounterMetricFamily("semcache_engine_decode_tokens", "Tokens emitted by decode steps (more than the "
+                                  "steps when drafts are accepted)", value=s.decode_tokens)
+        yield GaugeMetricFamily("semcache_engine_spec_acceptance_rate", "Accepted / proposed draft tokens",
+                                value=s.accepted_draft_tokens / s.draft_tokens if s.draft_tokens else 0.0)
+        yield GaugeMetricFamily("semcache_engine_tokens_per_decode_step", "Decode tokens per forward step",
+                                value=s.decode_tokens / s.decode_steps if s.decode_steps else 0.0)
         yield GaugeMetricFamily("semcache_engine_requests_running", "Running sequences", value=len(sched.running))
         yield GaugeMetricFamily("semcache_engine_requests_waiting", "Waiting sequences", value=len(sched.waiting))
         cumulative, buckets = 0, []

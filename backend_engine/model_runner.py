@@ -39,7 +39,8 @@ class ModelRunner:
 
     @torch.inference_mode()
     def run(self, scheduled: list[tuple[Sequence, int]]) -> dict[int, torch.Tensor]:
-        """Compute the scheduled tokens; logits [vocab] for sequences whose chunk reaches their end."""
+        """Compute the scheduled tokens; logits [vocab] for sequences whose chunk reaches their end, and
+        [1 + drafts, vocab] for a sequence verifying `num_draft` draft tokens (one row per position)."""
         input_ids: list[int] = []
         positions: list[int] = []
         slots: list[int] = []
@@ -56,7 +57,8 @@ class ModelRunner:
             prefix_lens.append(start)
             extend_lens.append(num)
             if start + num == len(seq):
-                logits_at.append((seq.seq_id, len(input_ids) - 1))
+                for back in range(seq.num_draft, -1, -1):
+                    logits_at.append((seq.seq_id, len(input_ids) - 1 - back))
         max_blocks = max(len(seq.block_table) for seq, _ in scheduled)
         tables = torch.zeros((len(scheduled), max_blocks), dtype=torch.int32)
         for row, (seq, _) in enumerate(scheduled):
@@ -75,4 +77,11 @@ class ModelRunner:
             return {}
         rows = torch.tensor([idx for _, idx in logits_at], device=dev)
         logits = self.model.compute_logits(hidden[rows]).cpu()
-        return {seq_id: logits[i] for i, (seq_id, _) in enumerate(logits_at)}
+        out: dict[int, torch.Tensor] = {}
+        i = 0
+        for seq, _ in scheduled:
+            if i < len(logits_at) and logits_at[i][0] == seq.seq_id:
+                span = seq.num_draft + 1
+                out[seq.seq_id] = logits[i:i + span] if seq.num_draft else logits[i]
+                i += span
+        return out

@@ -142,6 +142,10 @@ def _reject_unsupported(body: dict) -> None:
             raise bad(f"'{name}' is not supported by the bundled engine ({what})", name, code="unsupported_parameter")
 
 
+# a speculation draft changes only the speed, never the output, so any caller may send one; bounded in size
+MAX_DRAFT_CHARS = 64_000
+
+
 def _sampling(body: dict) -> SamplingParams:
     max_tokens = _number(body, "max_completion_tokens", int, low=1)
     if max_tokens is None:
@@ -159,6 +163,12 @@ def _sampling(body: dict) -> SamplingParams:
     forced = body.get("forced_output")
     if forced is not None and (not isinstance(forced, str) or not forced):
         raise bad("'forced_output' must be a non-empty string", "forced_output")
+    extension = body.get("semcache")
+    if extension is not None and not isinstance(extension, dict):
+        raise bad("'semcache' must be an object", "semcache")
+    draft = (extension or {}).get("draft")
+    if draft is not None and (not isinstance(draft, str) or len(draft) > MAX_DRAFT_CHARS):
+        raise bad(f"'semcache.draft' must be a string of at most {MAX_DRAFT_CHARS} characters", "semcache.draft")
     return SamplingParams(
         max_tokens=max_tokens or UNLIMITED,
         temperature=_number(body, "temperature", float, low=0, high=2, default=1.0),
@@ -168,6 +178,7 @@ def _sampling(body: dict) -> SamplingParams:
         stop=stop,
         ignore_eos=bool(body.get("ignore_eos", False)),
         forced_text=forced,
+        draft_text=draft or None,
     )
 
 

@@ -19,6 +19,8 @@ class SamplingParams:
     # replay extension: emit exactly these tokens (each still costs a full forward step), then stop
     forced_text: str | None = None
     forced_token_ids: list[int] | None = None
+    # speculative decoding: a reference text whose continuations are proposed as drafts (lossless)
+    draft_text: str | None = None
 
     @property
     def greedy(self) -> bool:
@@ -29,6 +31,11 @@ def sample(logits: torch.Tensor, params: SamplingParams, generator: torch.Genera
     """One token from a [vocab] fp32 logits row."""
     if params.greedy:
         return int(torch.argmax(logits))
+    return int(torch.multinomial(probabilities(logits, params), 1, generator=generator))
+
+
+def probabilities(logits: torch.Tensor, params: SamplingParams) -> torch.Tensor:
+    """The distribution `sample` draws from (temperature, top-k, top-p); speculative sampling needs it too."""
     logits = logits / params.temperature
     if params.top_k and params.top_k < logits.shape[-1]:
         kth = torch.topk(logits, params.top_k).values[-1]
@@ -41,4 +48,5 @@ def sample(logits: torch.Tensor, params: SamplingParams, generator: torch.Genera
         drop = cumulative - sorted_probs > params.top_p
         sorted_probs = sorted_probs.masked_fill(drop, 0.0)
         probs = torch.zeros_like(probs).scatter(-1, order, sorted_probs)
-    return int(torch.multinomial(probs, 1, generator=generator))
+        probs = probs / probs.sum()
+    return probs

@@ -8,6 +8,7 @@ from enum import Enum, auto
 import torch
 
 from backend_engine.sampling import SamplingParams
+from backend_engine.speculative import SpecState
 
 _ids = itertools.count()
 
@@ -38,6 +39,8 @@ class Sequence:
         self.arrival_time = time.monotonic()
         self.first_token_time: float | None = None
         self.generator = torch.Generator().manual_seed(params.seed) if params.seed is not None else None
+        self.spec = SpecState()                 # speculative decoding (drafts from a reference text, the context)
+        self.num_draft = 0                      # draft tokens at the end of token_ids during a step
         # detokenization state
         self.output_text = ""
         self.num_sent_chars = 0

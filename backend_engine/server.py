@@ -41,9 +41,12 @@ def _internal_error_handler(_: Request, exc: Exception) -> Response:
 
 
 def _usage(out: RequestOutput) -> dict:
-    return {"prompt_tokens": out.num_prompt_tokens, "completion_tokens": out.num_output_tokens,
-            "total_tokens": out.num_prompt_tokens + out.num_output_tokens,
-            "prompt_tokens_details": {"cached_tokens": out.num_cached_tokens}}
+    usage = {"prompt_tokens": out.num_prompt_tokens, "completion_tokens": out.num_output_tokens,
+             "total_tokens": out.num_prompt_tokens + out.num_output_tokens,
+             "prompt_tokens_details": {"cached_tokens": out.num_cached_tokens}}
+    if out.num_draft_tokens:          # an extension field: OpenAI clients ignore it
+        usage["speculative"] = {"draft_tokens": out.num_draft_tokens, "accepted_tokens": out.num_accepted_tokens}
+    return usage
 
 
 def _sse(obj: dict) -> bytes:

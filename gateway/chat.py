@@ -56,12 +56,16 @@ def unsupported_feature(body: dict, max_chars: int | None = None) -> str | None:
 # Engine-internal fields: `forced_output` chooses the answer (and so what is cached for everyone),
 # `cache_salt` chooses which tenant's KV blocks are shared. The tenant's salt is always the gateway's own.
 INTERNAL_FIELDS = ("forced_output", "cache_salt")
+# the gateway's own request extension (the PARTIAL's draft): a client's is dropped, the gateway sets it
+EXTENSION_FIELD = "semcache"
+MAX_DRAFT_CHARS = 64_000
 
 
 def strip_internal_fields(body: dict, raw: bytes, trusted: bool) -> tuple[dict, bytes]:
     """The body as it may travel upstream: no internal field from an untrusted client; a trusted caller
     (replay, with the admin token) keeps `forced_output`."""
-    drop = [name for name in INTERNAL_FIELDS if name in body and not (trusted and name == "forced_output")]
+    drop = [name for name in (*INTERNAL_FIELDS, EXTENSION_FIELD)
+            if name in body and not (trusted and name == "forced_output")]
     if not drop:
         return body, raw
     body = {k: v for k, v in body.items() if k not in drop}
@@ -127,6 +131,7 @@ class ChatTurn:
         self.cache, self.upstream, self.metrics = cache, upstream, metrics
         self.tracing = tracing or Tracing()
         self.trusted = False              # the caller may use internal fields (replay with the admin token)
+        self.draft_mode = "auto"          # settings.backend_draft
         self.stream = bool(body.get("stream"))
         self.include_usage = self.stream and bool((body.get("stream_options") or {}).get("include_usage"))
         self.started = time.perf_counter()
@@ -180,12 +185,17 @@ class ChatTurn:
         """PARTIAL, MISS and BYPASS: forward with the session id (the backend reuses the session's KV prefix);
         write a complete answer when the decision allows it. `land(result)` releases coalesced followers."""
         req = self.req
-        raw, strip_usage = self.raw, False
+        raw, strip_usage, body = self.raw, False, self.body
+        if decision.outcome == "PARTIAL" and decision.entry and decision.entry.get("answer_text") \
+                and await self.upstream.accepts_drafts(self.draft_mode):
+            # the matched answer is mostly kept by a changed request: the engine verifies it as a draft
+            body = {**body, EXTENSION_FIELD: {"draft": decision.entry["answer_text"][:MAX_DRAFT_CHARS]}}
         if self.stream and not self.include_usage:
             # ask for usage (cached_tokens, completion tokens) and take it out again before the client sees it
-            raw = json.dumps({**self.body, "stream_options": {**(self.body.get("stream_options") or {}),
-                                                              "include_usage": True}}).encode()
+            body = {**body, "stream_options": {**(body.get("stream_options") or {}), "include_usage": True}}
             strip_usage = True
+        if body is not self.body:
+            raw = json.dumps(body, ensure_ascii=False).encode()
         request_id = self.request.scope.get("state", {}).get("request_id", "")
         headers = self.upstream.headers(request_id, req.session_id, self.request.headers.get("authorization"),
                                         tenant_salt=req.tenant, trusted=self.trusted)
@@ -345,6 +355,7 @@ async def _chat(request: Request, upstream: ReplicaSet, settings: Settings, metr
                        params=GenerationParams.from_body(body), derived_session=session is None)
     turn = ChatTurn(request, body, raw, req, cache, upstream, metrics, tracing)
     turn.trusted = trusted
+    turn.draft_mode = settings.backend_draft
     _note(request, tenant=tenant, session_id=req.session_id)
     if settings.cache_mode == "off":
         decision = Decision("BYPASS", "cache:off", cacheable=False)

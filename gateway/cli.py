@@ -58,6 +58,9 @@ def _engine_args(p: argparse.ArgumentParser, default_port: int) -> None:
     p.add_argument("--kv-cold-dtype", choices=("int8",), default=None,
                    help="hold cached, unreferenced blocks as INT8 (system-prompt blocks stay full precision)")
     p.add_argument("--num-cold-blocks", type=int, default=None, help="size of the INT8 pool in blocks")
+    p.add_argument("--speculative", default="auto", choices=("auto", "ngram", "draft", "off"),
+                   help="speculative decoding (lossless): drafts from the request's semcache.draft text and "
+                        "from the context (ngram), both (auto), or none")
     p.add_argument("--data-dir", default=os.environ.get("SEMCACHE_DATA_DIR"))
     p.add_argument("--internal-token", default=os.environ.get("SEMCACHE_BACKEND_INTERNAL_TOKEN"),
                    help="the gateway's SEMCACHE_BACKEND_INTERNAL_TOKEN: only callers sending it as "
@@ -73,7 +76,7 @@ def _engine_config(args):
                         max_num_seqs=args.max_num_seqs, max_num_batched_tokens=args.max_num_batched_tokens,
                         eviction=args.eviction, enable_prefix_caching=not args.no_prefix_caching,
                         kv_cold_dtype=args.kv_cold_dtype, num_cold_blocks=args.num_cold_blocks,
-                        data_dir=args.data_dir)
+                        speculative=args.speculative, data_dir=args.data_dir)
 
 
 def cmd_backend(args) -> int:

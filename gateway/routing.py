@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import logging
 import math
 import time
@@ -119,6 +120,7 @@ class ReplicaSet:
         self.embedded = first.embedded and len(self.replicas) == 1
         self.name = ",".join(r.name for r in self.replicas)
         self._on_retry: Callable[[str], None] | None = None
+        self._bundled: bool | None = None          # every replica is the bundled engine (drafts), once known
         if metrics is not None:
             for replica in self.replicas:
                 metrics.backend_healthy.labels(replica.name).set(1)
@@ -178,6 +180,35 @@ class ReplicaSet:
             response.extensions = {**response.extensions, "semcache_replica": replica.name}
             return response
         raise AssertionError("unreachable: the plan has at least one replica")
+
+    async def accepts_drafts(self, mode: str = "auto") -> bool:
+        """Whether a request may carry the `semcache.draft` extension: `on`, `off`, or (auto) when every
+        replica is the bundled engine (embedded, or `/v1/models` says owned_by "semcache"), asked once."""
+        if mode != "auto":
+            return mode == "on"
+        if self._bundled is None:
+            if self.embedded:
+                self._bundled = True
+            else:
+                answers = await asyncio.gather(*(self._owned_by_semcache(r) for r in self.replicas))
+                if all(a is not None for a in answers):        # a replica that did not answer: ask again later
+                    self._bundled = all(answers)
+                else:
+                    return False
+        return self._bundled
+
+    async def _owned_by_semcache(self, replica: Replica) -> bool | None:
+        try:
+            response = await asyncio.wait_for(replica.upstream.send("GET", "/v1/models",
+                                                                    self.headers("models", None, None)),
+                                              CHECK_TIMEOUT_S)
+            body = await response.aread()
+            await response.aclose()
+            models = json.loads(body).get("data") or []
+            return response.status_code == 200 and bool(models) and all(
+                isinstance(m, dict) and m.get("owned_by") == "semcache" for m in models)
+        except (GatewayError, asyncio.TimeoutError, ValueError, AttributeError, httpx.HTTPError):
+            return None
 
     async def ready(self) -> bool:
         results = await asyncio.gather(*(r.upstream.ready() for r in self.replicas))

@@ -43,6 +43,10 @@ class Settings(BaseSettings):
                                         "failed checks) that eject a replica; a refused connection ejects at once")
     backend_eject_s: float = Field(5.0, gt=0, description="first back-off of an ejected replica, doubled at each "
                                    "failed check (up to 120 s); a good check brings it back")
+    backend_draft: Literal["auto", "on", "off"] = Field(
+        "auto", description="on a PARTIAL, send the matched entry's answer as the `semcache.draft` extension "
+                            "(speculative decoding in the bundled engine; lossless): auto: only when the "
+                            "backend is the bundled engine")
     connect_timeout_s: float = 5.0
     backend_timeout_s: float = Field(300.0, description="longest wait for the upstream's next byte")
     max_connections: int = 256

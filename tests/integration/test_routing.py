@@ -24,8 +24,8 @@ class ScriptedReplica:
     """An OpenAI-shaped backend whose answers name it. Modes: normal; slow (answers after `delay` s); error
     (500 to chat); break_stream (a streamed answer's first chunk, then the connection drops)."""
 
-    def __init__(self, name: str):
-        self.name, self.port = name, free_port()
+    def __init__(self, name: str, owned_by: str = "scripted"):
+        self.name, self.port, self.owned_by = name, free_port(), owned_by
         self.url = f"http://127.0.0.1:{self.port}"
         self.mode, self.delay = "normal", 0.0
         self.chats: list[dict] = []                   # {"session": x-session-id, "stream": bool}
@@ -50,13 +50,13 @@ class ScriptedReplica:
                 self.wfile.write(body)
 
             def do_GET(self):
-                self._send(200, json.dumps({"object": "list", "data": [{"id": "scripted", "object": "model"}]})
-                           .encode())
+                self._send(200, json.dumps({"object": "list", "data": [
+                    {"id": "scripted", "object": "model", "owned_by": replica.owned_by}]}).encode())
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
                 stream = bool(body.get("stream"))
-                replica.chats.append({"session": self.headers.get("x-session-id"), "stream": stream})
+                replica.chats.append({"session": self.headers.get("x-session-id"), "stream": stream, "body": body})
                 if replica.mode == "slow":
                     time.sleep(replica.delay)
                 if replica.mode == "error":

@@ -1,0 +1,141 @@
+"""Speculative decoding from text the engine already has, verified by the model, so the output is unchanged.
+
+Draft sources: a reference text sent with the request (`{"semcache": {"draft": ...}}`: on a PARTIAL the
+gateway sends the matched entry's answer, which a constraint change or a rewrite mostly keeps), and the
+context itself (prompt lookup: a rewrite or a code edit repeats long runs of its input). A proposal is the
+continuation, in the source, of the last n tokens (n = 4 down to 1 in the reference, down to 2 in the
+context, where one token matches too often). The model then computes the last token and the k proposed
+ones in one forward pass through the extend path; the longest agreeing prefix is kept, plus the model's own
+next token, and the KV slots of rejected tokens are given back.
+
+Agreement is exact for greedy decoding. With sampling, a deterministic draft token x is kept with
+probability p(x), and otherwise a token is drawn from p with x removed (the residual (p - q)+ for a draft
+distribution q that puts all its mass on x): the output distribution is that of plain sampling. Under a
+forced output (replay) a draft token is kept only when it is the forced token.
+
+k adapts per sequence: it grows while drafts are accepted and shrinks to the accepted length; after
+drafts are rejected outright twice in a row the sequence stops proposing for a while (doubling), so a
+useless draft costs almost nothing.
+"""
+from __future__ import annotations
+
+import torch
+
+from backend_engine.sampling import SamplingParams, probabilities, sample
+
+MAX_NGRAM = 4
+K_MAX = 8
+MAX_PAUSE = 32
+MODES = ("auto", "ngram", "draft", "off")
+
+
+def find_continuation(source: list[int], suffix: list[int], k: int, min_n: int, hint: int = 0,
+                      end: int | None = None) -> tuple[list[int], int]:
+    """The k tokens that follow the longest n-gram (MAX_NGRAM >= n >= min_n) ending `suffix` that occurs in
+    source[:end]; among its occurrences the first whose continuation starts at or after `hint`, else the
+    last. Returns (proposal, index in source after the proposal); ([], hint) when nothing matches."""
+    end = len(source) if end is None else end
+    for n in range(min(MAX_NGRAM, len(suffix)), min_n - 1, -1):
+        gram = suffix[-n:]
+        first = gram[0]
+        best = -1
+        for i in range(0, end - n):            # a continuation needs at least one token after the gram
+            if source[i] == first and source[i:i + n] == gram:
+                best = i + n
+                if best >= hint:
+                    break
+        if best >= 0:
+            proposal = source[best:min(best + k, end)]
+            if proposal:
+                return proposal, best + len(proposal)
+    return [], hint
+
+
+class SpecState:
+    """One sequence's speculation: its reference tokens, k, the pause after rejections, and counters."""
+
+    __slots__ = ("draft_ids", "k", "pause", "misses", "cursor", "proposed", "accepted", "steps")
+
+    def __init__(self, draft_ids: list[int] | None = None):
+        self.draft_ids = draft_ids or []
+        self.k = K_MAX
+        self.pause = 0
+        self.misses = 0
+        self.cursor = 0                         # where in the reference the last accepted proposal ended
+        self.proposed = 0
+        self.accepted = 0
+        self.steps = 0                          # forward steps that proposed
+
+    def propose(self, token_ids: list[int], num_prompt: int, mode: str, limit: int) -> list[int]:
+        """Up to min(k, limit) draft tokens to follow `token_ids`."""
+        if mode == "off" or limit <= 0:
+            return []
+        if self.pause:
+            self.pause -= 1
+            return []
+        k = min(self.k, limit)
+        suffix = token_ids[-MAX_NGRAM:]
+        if mode in ("auto", "draft") and self.draft_ids:
+            proposal, after = find_continuation(self.draft_ids, suffix, k, 1, self.cursor)
+            if proposal:
+                self.cursor = after - len(proposal)
+                return proposal
+        if mode in ("auto", "ngram"):
+            # the context before the suffix itself (prompt and generated text): prompt lookup
+            proposal, _ = find_continuation(token_ids, suffix, k, 2, end=len(token_ids) - 1)
+            return proposal
+        return []
+
+    def update(self, proposed: int, accepted: int) -> None:
+        self.proposed += proposed
+        self.accepted += accepted
+        self.steps += 1
+        self.cursor += accepted
+        if accepted == proposed:
+            self.k = min(K_MAX, self.k * 2)
+            self.misses = 0
+        elif accepted == 0:
+            self.misses += 1
+            self.k = max(1, self.k // 2)
+            if self.misses >= 2:
+                self.pause = min(MAX_PAUSE, 2 ** self.misses)
+        else:
+            self.k = max(1, accepted + 1)
+            self.misses = 0
+
+
+def verify(rows: torch.Tensor, draft: list[int], params: SamplingParams, generator: torch.Generator | None,
+           forced: list[int] | None = None) -> list[int]:
+    """The tokens to emit: the accepted prefix of `draft` and one token of the model's own.
+
+    rows[i] are the logits after the sequence extended by draft[:i]; len(rows) == len(draft) + 1. `forced`:
+    the tokens a replay must emit from here on (their count bounds the result)."""
+    out: list[int] = []
+    for i in range(len(draft) + 1):
+        proposed = draft[i] if i < len(draft) else None
+        if forced is not None:
+            token = forced[i]
+        elif params.greedy:
+            token = int(torch.argmax(rows[i]))
+        elif proposed is None:
+            token = sample(rows[i], params, generator)
+        else:
+            token = accept_or_resample(probabilities(rows[i], params), proposed, generator)
+        out.append(token)
+        if token != proposed or (forced is not None and len(out) == len(forced)):
+            break
+    return out
+
+
+def accept_or_resample(probs: torch.Tensor, proposed: int, generator: torch.Generator | None) -> int:
+    """Speculative sampling with a deterministic draft: keep `proposed` with probability p(proposed), else
+    draw from p without it (renormalised). The result is distributed as p."""
+    p = float(probs[proposed])
+    if float(torch.rand((), generator=generator)) < p:
+        return proposed
+    residual = probs.clone()
+    residual[proposed] = 0.0
+    total = float(residual.sum())
+    if total <= 0.0:                    # p(proposed) was 1 up to rounding: nothing else can be drawn
+        return proposed
+    return int(torch.multinomial(residual / total, 1, generator=generator))

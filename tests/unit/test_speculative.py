@@ -1,0 +1,133 @@
+"""Speculative decoding (backend_engine/speculative.py): lossless on the demo model (greedy output token for
+token equal to decoding without drafts, with any draft, under batching, stop strings, max_tokens, preemption
+and forced output), and speculative sampling's rule checked statistically on a tiny vocabulary."""
+import pytest
+import torch
+from scipy.stats import chisquare
+
+from backend_engine import EngineConfig, LLMEngine
+from backend_engine.sampling import SamplingParams, probabilities
+from backend_engine.speculative import SpecState, accept_or_resample, find_continuation, verify
+
+PROMPT = "Rewrite this sentence: the quick brown fox jumps over the lazy dog near the river bank. " * 3
+
+
+def engine(mode: str, **config) -> LLMEngine:
+    return LLMEngine(EngineConfig(model="demo", num_blocks=config.pop("num_blocks", 256), max_model_len=1024,
+                                  speculative=mode, **config))
+
+
+def generate(mode: str, prompts: list[str], drafts: list[str | None], **params) -> tuple[list[dict], LLMEngine]:
+    eng = engine(mode, **params.pop("config", {}))
+    ids = [eng.apply_chat_template([{"role": "user", "content": p}]) for p in prompts]
+    sampling = [SamplingParams(**{"max_tokens": 48, "temperature": 0, "ignore_eos": True, **params},
+                               draft_text=d) for d in drafts]
+    return eng.generate(ids, sampling), eng
+
+
+@pytest.fixture(scope="module")
+def plain():
+    out, eng = generate("off", [PROMPT], [None])
+    return out[0], eng.tokenizer.decode(out[0]["token_ids"], skip_special_tokens=True)
+
+
+def test_find_continuation_prefers_the_longest_gram_and_the_hint():
+    source = [1, 2, 3, 9, 9, 1, 2, 3, 4, 5, 6]
+    assert find_continuation(source, [7, 2, 3], 2, 1) == ([9, 9], 5)          # first occurrence of 2,3
+    assert find_continuation(source, [7, 2, 3], 2, 1, hint=6) == ([4, 5], 10)  # the one at the hint
+    assert find_continuation(source, [1, 2, 3], 3, 1, hint=6)[0] == [4, 5, 6]
+    assert find_continuation(source, [8, 8], 3, 2) == ([], 0)                 # no match: no proposal
+    assert find_continuation(source, [5, 6], 3, 1) == ([], 0)                 # nothing follows the match
+
+
+def test_k_adapts_and_useless_drafts_pause():
+    state = SpecState([1, 2, 3])
+    state.update(8, 8)
+    assert state.k == 8
+    state.update(8, 3)
+    assert state.k == 4
+    state.update(4, 0)
+    state.update(2, 0)
+    assert state.pause >= 4 and state.propose([1, 2], 1, "auto", 5) == []
+
+
+@pytest.mark.parametrize("mode", ["ngram", "draft", "auto"])
+def test_greedy_output_is_identical_with_any_draft(plain, mode):
+    reference, text = plain
+    for draft in (None, text, "completely unrelated words " * 10, text[: len(text) // 2] + " garbage " * 5):
+        out, eng = generate(mode, [PROMPT], [draft])
+        assert out[0]["token_ids"] == reference["token_ids"], (mode, draft)
+    exact, eng = generate(mode, [PROMPT], [text])
+    if mode != "ngram":          # the answer itself as the draft: most tokens come several to a step
+        assert eng.stats.accepted_draft_tokens > 0
+        assert eng.stats.decode_tokens > eng.stats.decode_steps
+
+
+def test_batching_stops_and_limits_are_unchanged(plain):
+    _, text = plain
+    prompts = [PROMPT, "Tell me something about rivers and bridges.", PROMPT + " Please be brief."]
+    for params in ({"max_tokens": 7}, {"max_tokens": 40, "stop": [text[20:24]]}, {"max_tokens": 33}):
+        ref, _ = generate("off", prompts, [None, None, None], **params)
+        got, eng = generate("auto", prompts, [text, None, text], **params)
+        assert [o["token_ids"] for o in got] == [o["token_ids"] for o in ref], params
+        assert [o["text"] for o in got] == [o["text"] for o in ref]
+        assert [o["finish_reason"] for o in got] == [o["finish_reason"] for o in ref]
+        assert all(len(o["token_ids"]) <= params["max_tokens"] for o in got)
+
+
+def test_preemption_with_drafts_is_lossless(plain):
+    _, text = plain
+    prompts = [PROMPT, PROMPT + " again", PROMPT + " once more", "Another prompt about " * 8]
+    small = {"config": {"num_blocks": 40}, "max_tokens": 64}
+    ref, _ = generate("off", prompts, [None] * 4, **small)
+    got, eng = generate("auto", prompts, [text] * 4, **small)
+    assert eng.scheduler.num_preemptions > 0
+    assert [o["token_ids"] for o in got] == [o["token_ids"] for o in ref]
+    assert eng.block_manager.num_used == 0                  # every slot of a rejected draft came back
+
+
+def test_forced_output_accepts_only_the_forced_tokens(plain):
+    reference, text = plain
+    eng = engine("auto")
+    ids = eng.apply_chat_template([{"role": "user", "content": PROMPT}])
+    forced = reference["token_ids"][:30]
+    params = SamplingParams(max_tokens=30, temperature=0, ignore_eos=True, forced_token_ids=list(forced),
+                            draft_text="the quick brown fox " * 6)
+    out = eng.generate([ids], params)[0]
+    assert out["token_ids"] == forced
+
+
+def test_speculative_sampling_keeps_the_distribution():
+    """Tiny vocabulary: the token emitted after a deterministic draft x is distributed as p, for an x that p
+    likes, one it dislikes and one it never picks."""
+    generator = torch.Generator().manual_seed(0)
+    logits = torch.tensor([2.0, 1.0, 0.0, -1.0, float("-inf")])
+    params = SamplingParams(temperature=0.9, top_k=0)
+    p = probabilities(logits, params)
+    n = 20_000
+    for proposed in (0, 3, 4):
+        counts = torch.zeros(5)
+        for _ in range(n):
+            counts[accept_or_resample(p, proposed, generator)] += 1
+        assert counts[4] == 0                                        # p(4) = 0: never emitted
+        _, pvalue = chisquare(counts[:4].numpy(), (p[:4] * n).numpy())
+        assert pvalue > 1e-3, (proposed, counts, p * n)
+    # through verify: the first emitted token, whatever the draft, is distributed as p
+    rows = torch.stack([logits, logits])
+    counts = torch.zeros(5)
+    for _ in range(n):
+        counts[verify(rows, [1], params, generator)[0]] += 1
+    _, pvalue = chisquare(counts[:4].numpy(), (p[:4] * n).numpy())
+    assert pvalue > 1e-3, (counts, p * n)
+    # a wrong rule (always keep the draft) is caught by the same test
+    biased = torch.zeros(5)
+    biased[1] = n
+    assert chisquare(biased[:4].numpy() + 1e-9, (p[:4] * n).numpy())[1] < 1e-3
+
+
+def test_sampled_generation_runs_with_drafts_and_honours_limits(plain):
+    _, text = plain
+    # a sharp distribution: sampled tokens mostly follow the greedy answer, so the draft is proposed and kept
+    got, eng = generate("auto", [PROMPT] * 3, [text] * 3, temperature=0.05, seed=5, max_tokens=25)
+    assert all(len(o["token_ids"]) == 25 for o in got)
+    assert eng.stats.accepted_draft_tokens > 0 and eng.block_manager.num_used == 0
