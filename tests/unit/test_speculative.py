@@ -7,7 +7,8 @@ from scipy.stats import chisquare
 
 from backend_engine import EngineConfig, LLMEngine
 from backend_engine.sampling import SamplingParams, probabilities
-from backend_engine.speculative import SpecState, accept_or_resample, find_continuation, verify
+from backend_engine.speculative import (K_MAX, K_PARTIAL, SpecState, accept_or_resample, find_continuation,
+                                         verify)
 
 PROMPT = "Rewrite this sentence: the quick brown fox jumps over the lazy dog near the river bank. " * 3
 
@@ -42,13 +43,16 @@ def test_find_continuation_prefers_the_longest_gram_and_the_hint():
 
 def test_k_adapts_and_useless_drafts_pause():
     state = SpecState([1, 2, 3])
-    state.update(8, 8)
-    assert state.k == 8
-    state.update(8, 3)
-    assert state.k == 4
-    state.update(4, 0)
-    state.update(2, 0)
-    assert state.pause >= 4 and state.propose([1, 2], 1, "auto", 5) == []
+    assert state.k == K_MAX
+    state.update(K_MAX, K_MAX)
+    assert state.k == K_MAX                          # never above the cap
+    state.update(K_MAX, 3)
+    assert state.k == max(K_PARTIAL, 6)              # a partial match keeps k generous
+    state.update(6, 0)
+    assert state.k == 3 and state.pause == 0         # one outright rejection halves k
+    state.update(3, 0)
+    assert state.pause >= 4 and state.propose([1, 2], 1, "auto", 5) == []   # two in a row: a pause
+    assert state.proposed == K_MAX * 2 + 9 and state.accepted == K_MAX + 3
 
 
 @pytest.mark.parametrize("mode", ["ngram", "draft", "auto"])
