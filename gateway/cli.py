@@ -184,7 +184,7 @@ def _start_engine(settings):
     command = [sys.executable, "-m", "gateway.cli", "backend", "--model", settings.backend_model,
                "--host", "127.0.0.1", "--port", str(port), "--kv-cache-memory", settings.engine_kv_cache_memory,
                "--max-model-len", str(settings.engine_max_model_len), "--data-dir", str(settings.data_dir),
-               "--log-level", settings.log_level]
+               "--speculative", settings.engine_speculative, "--log-level", settings.log_level]
     if not settings.engine_prefix_caching:
         command.append("--no-prefix-caching")
     # the token goes by environment, not argv (which any local user can read)

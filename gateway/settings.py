@@ -54,6 +54,9 @@ class Settings(BaseSettings):
     engine_kv_cache_memory: str = "512MiB"
     engine_max_model_len: int = 2048
     engine_prefix_caching: bool = Field(True, description="the embedded engine reuses cached KV blocks of prefixes")
+    engine_speculative: Literal["auto", "ngram", "draft", "off"] = Field(
+        "auto", description="the embedded engine's speculative decoding (lossless): drafts from the PARTIAL's "
+                            "reference answer (draft), the context (ngram), both (auto), or off")
     # requests
     max_body_bytes: int = 4 * 2**20
     max_messages: int = 512

@@ -1,7 +1,8 @@
 """`semcache replay`: replay conversation sets turn by turn through a real gateway, once per mode.
 
-Modes: `nocache` (the cache off, and the embedded engine without prefix reuse: plain inference),
-`exact` (only the same messages hit; the engine reuses prefixes) and `semantic` (semcache). Each mode
+Modes: `nocache` (the cache off, and the embedded engine without prefix reuse or speculation: plain
+inference), `exact` (only the same messages hit; the engine reuses prefixes and speculates from the
+context) and `semantic` (semcache, which also sends a PARTIAL's matched answer as the draft). Each mode
 gets a fresh gateway process and data dir. With the bundled engine the reference answer is replayed
 as `forced_output`: every answer token still costs a forward step, and what the cache stores is the
 logged answer, so the key-fact gates see real facts.
@@ -44,6 +45,9 @@ class GatewayProcess:
                "SEMCACHE_READY_DELAY_S": "0", "SEMCACHE_API_KEYS": "", "SEMCACHE_MAX_MESSAGES": "512",
                "SEMCACHE_CACHE_MODE": {"nocache": "off", "exact": "exact", "semantic": "semantic"}[mode],
                "SEMCACHE_ENGINE_PREFIX_CACHING": "false" if mode == "nocache" else "true",
+               # nocache is plain inference; exact gets what any good backend has (prefix reuse, prompt
+               # lookup); semantic adds the hits and the PARTIAL's cached-answer draft
+               "SEMCACHE_ENGINE_SPECULATIVE": {"nocache": "off", "exact": "ngram", "semantic": "auto"}[mode],
                "SEMCACHE_ENGINE_MAX_MODEL_LEN": str(max_model_len), "SEMCACHE_ENGINE_KV_CACHE_MEMORY": "256MiB",
                "SEMCACHE_BACKEND_URL": upstream or "embedded", "SEMCACHE_BACKEND_MODEL": model}
         for name in ("SEMCACHE_DATABASE_URL", "SEMCACHE_REDIS_URL", "SEMCACHE_CONFIG"):
