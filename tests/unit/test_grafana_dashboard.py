@@ -1,5 +1,5 @@
-"""deploy/grafana: the dashboard is well-formed Grafana dashboard JSON (the fields Grafana's schema requires,
-unique panel ids, panels on the grid), every query names only metrics that the gateway or the bundled engine
+"""deploy/grafana: the dashboard is well-formed Grafana dashboard JSON (a JSON schema of the part of Grafana's
+dashboard model that provisioning reads, in tests/data, plus unique panel ids and panels on the grid), every query names only metrics that the gateway or the bundled engine
 export, and the provisioning and Prometheus files point at each other."""
 import json
 import re
@@ -31,6 +31,18 @@ def queried_names(expr: str) -> set[str]:
     stripped = re.sub(r"\{[^}]*\}|\[[^\]]*\]|\b(by|without)\s*\([^)]*\)|\"[^\"]*\"", " ", expr)
     functions = {"sum", "rate", "increase", "topk", "histogram_quantile", "avg", "max", "min", "by"}
     return {w for w in re.findall(r"[a-zA-Z_:][a-zA-Z0-9_:]*", stripped) if w not in functions}
+
+
+def test_the_dashboard_validates_against_the_dashboard_schema():
+    import jsonschema
+    schema = json.loads((ROOT / "tests" / "data" / "grafana_dashboard.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.validate(DASHBOARD, schema)
+    broken = json.loads(json.dumps(DASHBOARD))
+    broken["panels"][0]["gridPos"]["w"] = 30                    # wider than Grafana's 24-column grid
+    del broken["panels"][1]["targets"][0]["refId"]
+    errors = list(jsonschema.Draft202012Validator(schema).iter_errors(broken))
+    assert len(errors) == 2, [e.message for e in errors]
 
 
 def test_the_dashboard_has_the_fields_grafana_requires():
