@@ -180,7 +180,7 @@ class LLMEngine:
             limit = min(params.max_tokens - seq.num_output_tokens, self.capacity_tokens - len(seq)) - 1
             if params.forced_token_ids:
                 limit = min(limit, len(params.forced_token_ids) - seq.num_output_tokens - 1)
-            draft = seq.spec.propose(seq.token_ids, seq.num_prompt_tokens, mode, limit)
+            draft = seq.spec.propose(seq.token_ids, mode, limit)
             if draft:
                 seq.token_ids.extend(draft)
                 seq.num_draft = len(draft)

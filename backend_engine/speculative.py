@@ -68,7 +68,7 @@ class SpecState:
         self.accepted = 0
         self.steps = 0                          # forward steps that proposed
 
-    def propose(self, token_ids: list[int], num_prompt: int, mode: str, limit: int) -> list[int]:
+    def propose(self, token_ids: list[int], mode: str, limit: int) -> list[int]:
         """Up to min(k, limit) draft tokens to follow `token_ids`."""
         if mode == "off" or limit <= 0:
             return []

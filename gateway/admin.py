@@ -16,7 +16,7 @@ from gateway.metrics import GatewayMetrics
 from gateway.ratelimit import RateLimiter
 from gateway.settings import Settings
 from gateway.routing import ReplicaSet
-from gateway.timeline import entry_events, search_entries
+from gateway.timeline import entry_events
 from gateway.validation import check_text_id, decode_json_object, header_text, is_cache_id
 
 SIGNALS = ("regenerate", "negative", "positive")
@@ -154,12 +154,8 @@ async def list_entries(request: Request, cache: SemanticCache) -> dict:
     text = params.get("q") or ""
     if len(text) > MAX_QUERY_CHARS or "\x00" in text:
         raise invalid(f"'q' must be at most {MAX_QUERY_CHARS} characters of text", "q")
-    if text:        # request or answer text contains it
-        entries = await asyncio.to_thread(lambda: search_entries(cache.store, text, limit=limit, offset=offset,
-                                                                 **filters))
-    else:
-        entries = await asyncio.to_thread(lambda: cache.store.list_entries(limit=limit, offset=offset,
-                                                                           **filters))
+    entries = await asyncio.to_thread(lambda: cache.store.list_entries(limit=limit, offset=offset, text=text,
+                                                                       **filters))
     return {"entries": entries, "count": len(entries), "limit": limit, "offset": offset}
 
 

@@ -257,9 +257,6 @@ class ReplicaSet:
         if len(self.last_replica) > SESSION_MEMORY:
             self.last_replica.popitem(last=False)
 
-    def replica_of(self, affinity: str) -> str | None:
-        return self.last_replica.get(affinity)
-
     # ---- health ----------------------------------------------------------------------------------------
     def _started(self, replica: Replica) -> None:
         replica.in_flight += 1

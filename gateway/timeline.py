@@ -13,7 +13,7 @@ import time
 from collections import defaultdict
 from datetime import datetime, timedelta, timezone
 
-from sqlalchemy import delete, func, or_, select
+from sqlalchemy import delete, func, select
 
 from gateway.store.models import CacheEntry, CacheEvent
 
@@ -177,18 +177,3 @@ def entry_events(store, cache_id: str, limit: int = 200) -> list[dict]:
                           .where(CacheEvent.cache_id == cache_id).order_by(CacheEvent.id.desc())
                           .limit(limit)).all()
     return [{"at": at.isoformat(), "kind": kind, "detail": detail} for at, kind, detail in reversed(rows)]
-
-
-def search_entries(store, text: str, limit: int = 100, offset: int = 0, **filters: str | None) -> list[dict]:
-    """Entries whose request or answer contains `text` (case-insensitive), newest first, with the other
-    filters as in `list_entries`."""
-    from gateway.store.cache_store import entry_dict
-    pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-    with store.sessions() as db:
-        query = (select(CacheEntry).where(or_(CacheEntry.request_text.ilike(pattern, escape="\\"),
-                                              CacheEntry.answer_text.ilike(pattern, escape="\\")))
-                 .order_by(CacheEntry.seq.desc()).limit(limit).offset(offset))
-        for name, value in filters.items():
-            if value:
-                query = query.where(getattr(CacheEntry, name) == value)
-        return [entry_dict(r) for r in db.scalars(query).all()]

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import numpy as np
-from sqlalchemy import Engine, func, select, update
+from sqlalchemy import Engine, func, or_, select, update
 from sqlalchemy.orm import sessionmaker
 
 from gateway.index import EntryTags, SearchFilter, VectorIndex
@@ -455,14 +455,19 @@ class CacheStore:
         return sorted(out, key=lambda pair: -pair[1])
 
     def list_entries(self, tenant: str | None = None, state: str | None = None, limit: int = 100,
-                     offset: int = 0, **filters: str | None) -> list[dict]:
-        """Newest first. `filters`: session_id, scope, intent_domain, system_prompt_version, request_hash."""
+                     offset: int = 0, text: str | None = None, **filters: str | None) -> list[dict]:
+        """Newest first. `filters`: session_id, scope, intent_domain, system_prompt_version, request_hash;
+        `text`: the request or the answer contains it (case-insensitive)."""
         allowed = {"session_id", "scope", "intent_domain", "system_prompt_version", "request_hash"}
         unknown = set(filters) - allowed
         if unknown:
             raise ValueError(f"unknown filter(s) {sorted(unknown)}; use {sorted(allowed)}")
         with self.sessions() as db:
             query = select(CacheEntry).order_by(CacheEntry.seq.desc()).limit(limit).offset(offset)
+            if text:
+                pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+                query = query.where(or_(CacheEntry.request_text.ilike(pattern, escape="\\"),
+                                        CacheEntry.answer_text.ilike(pattern, escape="\\")))
             for name, value in (("tenant", tenant), ("state", state), *filters.items()):
                 if value:
                     query = query.where(getattr(CacheEntry, name) == value)

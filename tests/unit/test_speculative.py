@@ -51,7 +51,7 @@ def test_k_adapts_and_useless_drafts_pause():
     state.update(6, 0)
     assert state.k == 3 and state.pause == 0         # one outright rejection halves k
     state.update(3, 0)
-    assert state.pause >= 4 and state.propose([1, 2], 1, "auto", 5) == []   # two in a row: a pause
+    assert state.pause >= 4 and state.propose([1, 2], "auto", 5) == []   # two in a row: a pause
     assert state.proposed == K_MAX * 2 + 9 and state.accepted == K_MAX + 3
 
 
