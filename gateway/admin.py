@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 from litestar import Request, delete, get, post
@@ -21,7 +22,8 @@ from gateway.validation import check_text_id, decode_json_object, header_text, i
 
 SIGNALS = ("regenerate", "negative", "positive")
 INVALIDATE_KEYS = ("cache_id", "session_id", "tenant", "intent_domain", "system_prompt_version")
-ENTRY_FILTERS = ("tenant", "state", "session_id", "scope", "intent_domain", "system_prompt_version")
+ENTRY_FILTERS = ("tenant", "state", "session_id", "scope", "intent_domain", "system_prompt_version", "promotion")
+PROMOTION_STATES = ("candidate", "shadow", "promoted", "demoted", "rejected", "manual")
 MAX_OFFSET = 10**9
 MAX_QUERY_CHARS = 200
 
@@ -59,8 +61,10 @@ async def feedback(request: Request, settings: Settings, cache: SemanticCache, m
         metrics.feedback.labels(signal, "explicit").inc()
         if signal != "positive" and entry["hit_count"] > 0:
             metrics.polluted(signal, "explicit", entry.get("intent_domain"))
+    if updated.get("demoted"):
+        metrics.promotions.labels("demoted").inc()
     return {"cache_id": cache_id, "signal": signal, "feedback_score": updated["feedback_score"],
-            "state": updated["state"], "counted": updated["counted"]}
+            "state": updated["state"], "counted": updated["counted"], "promotion": updated["promotion"]}
 
 
 @delete("/admin/sessions/{session_id:str}", guards=[admin_guard], status_code=200,
@@ -159,6 +163,41 @@ async def list_entries(request: Request, cache: SemanticCache) -> dict:
     return {"entries": entries, "count": len(entries), "limit": limit, "offset": offset}
 
 
+@get("/admin/promotions", guards=[admin_guard],
+     summary="Entries promoted by evidence, shadow-promoted, candidates, demoted or rejected, with evidence (admin)")
+async def list_promotions(cache: SemanticCache, settings: Settings, state: str = "shadow,promoted",
+                          tenant: str | None = None, limit: int = 100) -> dict:
+    states = [s.strip() for s in state.split(",") if s.strip()]
+    bad = [s for s in states if s not in PROMOTION_STATES]
+    if bad or not states:
+        raise invalid(f"'state' must be a comma-separated list of {list(PROMOTION_STATES)}", "state")
+    if not 1 <= limit <= 1000:
+        raise invalid("'limit' must be between 1 and 1000", "limit")
+    if tenant is not None:
+        tenant = check_text_id(tenant, "tenant")
+
+    def collect() -> list[dict]:
+        found = []
+        for s in states:
+            found += cache.store.list_entries(tenant=tenant, limit=limit, promotion=s)
+        return sorted(found, key=lambda e: -e["seq"])[:limit]
+    entries = [{k: e[k] for k in ("cache_id", "tenant", "session_id", "scope", "state", "promotion", "evidence",
+                                  "intent_domain", "hit_count", "feedback_score", "created_at")}
+               | {"request": _last_user_turn(e), "answer": e["answer_text"][:500]}
+               for e in await asyncio.to_thread(collect)]
+    return {"mode": settings.promotion, "min_sessions": settings.promotion_min_sessions,
+            "counts": await asyncio.to_thread(cache.store.promotion_counts, tenant), "entries": entries,
+            "count": len(entries)}
+
+
+def _last_user_turn(entry: dict) -> str:
+    try:
+        turns = json.loads(entry.get("request_text") or "{}").get("turns", [])
+    except (ValueError, AttributeError):
+        turns = []
+    return next((t.get("content", "") for t in reversed(turns) if t.get("role") == "user"), "")[:500]
+
+
 @get("/admin/entries/{cache_id:str}", guards=[admin_guard], summary="One entry (admin)")
 async def get_entry(cache_id: str, cache: SemanticCache) -> dict:
     entry = await asyncio.to_thread(cache.store.get, cache_id) if is_cache_id(cache_id) else None
@@ -178,5 +217,5 @@ async def admin_stats(state: State, metrics: GatewayMetrics, upstream: ReplicaSe
             "health": await asyncio.to_thread(state.store.health)}
 
 
-ADMIN_HANDLERS = [feedback, delete_session, invalidate, warmup, promote, demote, list_entries, get_entry,
-                  get_entry_events, admin_stats]
+ADMIN_HANDLERS = [feedback, delete_session, invalidate, warmup, promote, demote, list_entries, list_promotions,
+                  get_entry, get_entry_events, admin_stats]

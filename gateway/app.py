@@ -20,6 +20,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from gateway.admin import ADMIN_HANDLERS
 from gateway.auth import authenticate, operator_guard
+from gateway.cache.promotion import PromotionConfig
 from gateway.cache import SemanticCache
 from gateway.cache.breaker import dependency_of
 from gateway.chat import chat_completions
@@ -214,7 +215,9 @@ def create_app(settings: Settings | None = None, upstream: Upstream | ReplicaSet
             SemanticCache.build, app.state.store, app.state.metrics, settings.embedding_model, settings.model_dir,
             settings.risk_policy, settings.search_k, settings.duplicate_window_s,
             settings.cache_mode, settings.thresholds, settings.encoder_threads,
-            settings.breaker_failures, settings.breaker_cooldown_s, settings.hit_sampled_requests)
+            settings.breaker_failures, settings.breaker_cooldown_s, settings.hit_sampled_requests,
+            PromotionConfig(settings.promotion, settings.promotion_min_sessions,
+                            settings.promotion_answer_similarity))
         if isinstance(upstream, Upstream):
             app.state.upstream = ReplicaSet([(upstream, 1.0)], metrics=app.state.metrics)
         else:

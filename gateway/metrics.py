@@ -77,8 +77,13 @@ class GatewayMetrics:
         self.pollution_signals = Counter("semcache_pollution_signals", "Negative signals after a HIT, by kind "
                                          "(negative, regenerate; explicit feedback or implicit)",
                                          ["kind", "source"], registry=r)
-        self.promotions = Counter("semcache_promotions", "Entries moved into (promote) or out of (demote) a "
-                                  "tenant's global pool", ["action"], registry=r)
+        self.promotions = Counter("semcache_promotions", "Promotion changes by action: promote / demote (by "
+                                  "hand), shadow / promoted / rejected (by evidence), demoted (a negative "
+                                  "signal)", ["action"], registry=r)
+        self.promotion_evidence = Counter("semcache_promotion_evidence", "Requests of another session that "
+                                          "matched a promotion candidate through every gate, by the candidate's "
+                                          "state (candidate, or shadow: a HIT it would have served) and whether "
+                                          "the request's own answer agreed", ["state", "result"], registry=r)
         # backend replicas (gateway/routing.py), labelled by the replica's URL
         self.backend_requests = Counter("semcache_backend_requests", "Requests sent to each backend replica "
                                         "(a failover counts on both)", ["replica"], registry=r)

@@ -98,6 +98,14 @@ class Settings(BaseSettings):
         True, description="serve stored answers to requests with temperature > 0: a stored answer is one draw from "
                           "the distribution such a request asks for, and a client that wants another draw "
                           "regenerates, which the cache detects; false: only temperature 0 requests hit")
+    promotion: Literal["off", "shadow", "auto"] = Field(
+        "shadow", description="promotion by evidence of first-turn answers into the tenant's global pool: shadow "
+                              "records and measures promotions without serving them; auto serves them; off "
+                              "gathers nothing (see docs/decision.md)")
+    promotion_min_sessions: int = Field(3, ge=1, description="distinct sessions whose requests matched an entry "
+                                        "through every gate, and whose own answers agreed, before it is promoted")
+    promotion_answer_similarity: float = Field(0.90, ge=-1, le=1, description="the least cosine similarity of "
+                                               "two answers that agree (their key facts must also be equal)")
     search_k: int = Field(5, description="candidates fetched from the index per request")
     duplicate_window_s: float = Field(2.0, description="the same messages again within this time are a retry "
                                                        "(served the answer just given), later a regenerate")

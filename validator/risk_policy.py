@@ -31,6 +31,7 @@ class Policy:
     accept: float
     candidate: float
     key_fact_check: bool
+    global_scope: bool = False      # an answer may be promoted across users by evidence (never medical_legal)
 
 
 class RiskPolicy:
@@ -49,7 +50,9 @@ class RiskPolicy:
         table = _table or _bundled()
         merged = {**table.default, **table.domains.get(domain, {})}
         return Policy(domain, bool(merged["cacheable"]), bool(merged["allow_direct_hit"]) and merged["cacheable"],
-                      float(merged["accept"]), float(merged["candidate"]), bool(merged.get("key_fact_check", True)))
+                      float(merged["accept"]), float(merged["candidate"]), bool(merged.get("key_fact_check", True)),
+                      bool(merged.get("global_scope", True)) and bool(merged["allow_direct_hit"])
+                      and bool(merged["cacheable"]) and domain != "medical_legal")
 
     def policy(self, domain: str) -> Policy:
         return RiskPolicy.for_domain(domain, self)

@@ -18,6 +18,7 @@ from functools import partial
 
 from fingerprint import Fingerprint, Fingerprinter
 from fingerprint.entities import conflicts
+from gateway.cache.promotion import PromotionConfig, evidence_match, unshareable
 from gateway.cache.request_params import MISMATCHES, GenerationParams, mismatch
 from gateway.cache.signals import is_negative, is_refinement, is_reset
 from gateway.index import SearchFilter
@@ -25,6 +26,7 @@ from gateway.store import CacheStore, NewEntry
 from gateway.tracing import Tracing
 from validator import KeyFactValidator, RiskPolicy
 from validator.key_facts import message_text
+from validator.pii import pii_kinds
 from validator.pair_judge import PairJudge
 
 log = logging.getLogger("semcache.decision")
@@ -63,6 +65,7 @@ class Decision:
     gates: dict = field(default_factory=dict)
     timings_ms: dict = field(default_factory=dict)
     implicit_feedback: dict | None = None     # {"signal", "cache_id", "was_hit"} applied to the previous turn
+    evidence: dict | None = None       # a promotion candidate of another session this request matched
 
     def record(self) -> dict:
         """The decision record: logged and (in part) sent as X-Cache-* headers."""
@@ -129,7 +132,8 @@ def _stage(timings: dict, tracing: Tracing, name: str):
 class DecisionPipeline:
     def __init__(self, store: CacheStore, fingerprinter: Fingerprinter, intent: PairJudge,
                  validator: KeyFactValidator | None = None, policies: RiskPolicy | None = None, search_k: int = 5,
-                 duplicate_window_s: float = 2.0, mode: str = "semantic", allow_sampled_hits: bool = True):
+                 duplicate_window_s: float = 2.0, mode: str = "semantic", allow_sampled_hits: bool = True,
+                 promotion: PromotionConfig | None = None):
         self.store = store
         self.fingerprinter = fingerprinter
         self.intent = intent
@@ -140,6 +144,7 @@ class DecisionPipeline:
         self.duplicate_window_s = duplicate_window_s
         self.mode = mode
         self.allow_sampled_hits = allow_sampled_hits
+        self.promotion = promotion or PromotionConfig()
         self.tracing = Tracing()              # spans per stage once the app hands its tracing over
 
     # ---- decide -------------------------------------------------------------
@@ -150,6 +155,11 @@ class DecisionPipeline:
         decision = self._decide(req, watch)
         if decision.outcome == "HIT":
             decision = self._honour_params(req, decision)
+        if decision.outcome != "HIT" and self.promotion.mode != "off" and self.mode == "semantic" \
+                and decision.fingerprint is not None:
+            with watch("evidence"):
+                policy = self.policies.policy(decision.fingerprint.tags.intent_domain)
+                decision.evidence = evidence_match(self, req, decision, policy)
         decision.timings_ms = timings
         timings["total"] = (time.perf_counter() - started) * 1e3
         return decision
@@ -213,25 +223,33 @@ class DecisionPipeline:
             return Decision(downgrade, "intent:refine", score=score, entry=entry, gates=gates, **base)
         with watch("gates"):
             gates["band"] = "accept" if score >= policy.accept else "candidate"
-            intent = self.intent.judge(req.messages, cached_messages(entry))
-            gates["intent"] = intent.label
-            gates["intent_by"] = intent.by
-            gates["intent_probs"] = {k: round(v, 3) for k, v in intent.probs.items()}
-            gates["changed"] = intent.alignment
-            if intent.label != "same":
-                # a gate's doubt is not the entry's fault: only users' evidence (feedback, regenerate,
-                # "that's wrong") lowers an entry's feedback score, never a near-miss
-                outcome = downgrade if intent.label == "modify" else "MISS"
-                return Decision(outcome, f"intent:{intent.label}", score=score, entry=entry, gates=gates, **base)
-            if not policy.allow_direct_hit:
-                return Decision(downgrade, "policy:no_direct_hit", score=score, entry=entry, gates=gates, **base)
-            if policy.key_fact_check:
-                verdict = self.validator.check(req.messages, entry.get("key_facts") or {})
-                gates["validator"] = verdict.reason or "ok"
-                if not verdict.ok:
-                    rule = verdict.reason.split(":", 1)[0]
-                    return Decision(downgrade, f"validator:{rule}", score=score, entry=entry, gates=gates, **base)
+            failed = self.gate(req, entry, policy, gates)
+        if failed is not None:
+            # a gate's doubt is not the entry's fault: only users' evidence (feedback, regenerate, "that's
+            # wrong") lowers an entry's feedback score, never a near-miss
+            other_task = failed.startswith("intent:") and failed != "intent:modify"
+            return Decision("MISS" if other_task else downgrade, failed, score=score, entry=entry, gates=gates,
+                            **base)
         return Decision("HIT", "accept", score=score, entry=entry, gates=gates, **base)
+
+    def gate(self, req: CacheRequest, entry: dict, policy, gates: dict) -> str | None:
+        """The hit gates on one candidate (the pair judge, the domain's direct-hit rule, the key-fact
+        validator): None when it passes, else the failing reason. Details go into `gates`."""
+        intent = self.intent.judge(req.messages, cached_messages(entry))
+        gates["intent"] = intent.label
+        gates["intent_by"] = intent.by
+        gates["intent_probs"] = {k: round(v, 3) for k, v in intent.probs.items()}
+        gates["changed"] = intent.alignment
+        if intent.label != "same":
+            return f"intent:{intent.label}"
+        if not policy.allow_direct_hit:
+            return "policy:no_direct_hit"
+        if policy.key_fact_check:
+            verdict = self.validator.check(req.messages, entry.get("key_facts") or {})
+            gates["validator"] = verdict.reason or "ok"
+            if not verdict.ok:
+                return f"validator:{verdict.reason.split(':', 1)[0]}"
+        return None
 
     @staticmethod
     def _downgrade(req: CacheRequest, entry: dict | None) -> str:
@@ -289,10 +307,11 @@ class DecisionPipeline:
             signal = "negative"
         else:
             return None
-        self.store.feedback(last["cache_id"], signal, req.session_id,
-                            voter=voter_id("implicit", req.tenant, req.session_id))
+        updated = self.store.feedback(last["cache_id"], signal, req.session_id,
+                                      voter=voter_id("implicit", req.tenant, req.session_id))
         self.store.remember_turn(req.tenant, req.session_id, {**last, "cache_id": None})   # one signal per answer
-        return {"signal": signal, "cache_id": last["cache_id"], "was_hit": last.get("outcome") == "HIT"}
+        return {"signal": signal, "cache_id": last["cache_id"], "was_hit": last.get("outcome") == "HIT",
+                "demoted": bool(updated and updated.get("demoted"))}
 
     # ---- write --------------------------------------------------------------
     def new_entry(self, req: CacheRequest, fp: Fingerprint, answer: str, *, usage: dict | None = None,
@@ -323,7 +342,18 @@ class DecisionPipeline:
         state = "ready" if self.store.config.ready_delay_s <= 0 else "pending"
         # the parameters this answer was generated under (a warmed answer has none: it serves any model)
         usage = {**(usage or {}), "request": req.params.record()}
-        return self._write(self.new_entry(req, fp, answer, usage=usage, cache_id=cache_id, state=state))
+        new = self.new_entry(req, fp, answer, usage=usage, cache_id=cache_id, state=state)
+        new.promotion = self._candidacy(req, decision, fp, answer)
+        return self._write(new)
+
+    def _candidacy(self, req: CacheRequest, decision: Decision, fp: Fingerprint, answer: str) -> str | None:
+        """"candidate" when this answer may later be promoted across users by evidence. A request that is itself
+        evidence for another session's candidate adds to that one instead of starting a rival."""
+        if self.promotion.mode == "off" or self.mode != "semantic" or decision.evidence is not None:
+            return None
+        if unshareable(req, self.policies.policy(fp.tags.intent_domain)) or pii_kinds(answer):
+            return None
+        return "candidate"
 
     def _write(self, new: NewEntry) -> str:
         return self.store.write(new)

@@ -15,6 +15,7 @@ from fingerprint import Fingerprinter, TextEncoder
 from fingerprint.encoder import default_data_dir, resolve_encoder_dir
 from gateway.cache.breaker import CLOSED, OPEN, STATE_VALUES, CircuitBreaker, dependency_of
 from gateway.cache.decision import CacheRequest, Decision, DecisionPipeline
+from gateway.cache.promotion import EvidenceJudge, PromotionConfig
 from gateway.metrics import GatewayMetrics
 from gateway.store import CacheStore
 from validator import RiskPolicy
@@ -40,7 +41,8 @@ class SemanticCache:
               duplicate_window_s: float = 2.0, mode: str = "semantic",
               thresholds: dict[str, dict[str, float]] | None = None,
               encoder_threads: int | None = None, breaker_failures: int = 3,
-              breaker_cooldown_s: float = 5.0, allow_sampled_hits: bool = True) -> "SemanticCache":
+              breaker_cooldown_s: float = 5.0, allow_sampled_hits: bool = True,
+              promotion: PromotionConfig | None = None) -> "SemanticCache":
         """Loads the encoder and the classifier (seconds): call it from a worker thread."""
         encoder = TextEncoder(embedding_model, models_dir=models_dir, threads=encoder_threads or None)
         if encoder.dim != store.config.dim:
@@ -60,7 +62,7 @@ class SemanticCache:
         pipeline = DecisionPipeline(store, fingerprinter, judge,
                                     policies=policies, search_k=search_k,
                                     duplicate_window_s=duplicate_window_s, mode=mode,
-                                    allow_sampled_hits=allow_sampled_hits)
+                                    allow_sampled_hits=allow_sampled_hits, promotion=promotion)
         return cls(pipeline, metrics, CircuitBreaker(breaker_failures, breaker_cooldown_s))
 
     async def decide(self, req: CacheRequest) -> Decision:
@@ -86,6 +88,8 @@ class SemanticCache:
         feedback = decision.implicit_feedback
         if feedback:
             self.metrics.feedback.labels(feedback["signal"], "implicit").inc()
+            if feedback.get("demoted"):
+                self.metrics.promotions.labels("demoted").inc()
             if feedback["was_hit"]:
                 domain = decision.fingerprint.tags.intent_domain if decision.fingerprint is not None else None
                 self.metrics.polluted(feedback["signal"], "implicit", domain)
@@ -138,10 +142,36 @@ class SemanticCache:
         if not self.touchable(req):
             return None
         try:
-            return await asyncio.to_thread(self.pipeline.write, req, decision, text, usage, cache_id)
+            written = await asyncio.to_thread(self.pipeline.write, req, decision, text, usage, cache_id)
         except Exception as exc:
             self.failed(dependency_of(exc), exc.__class__.__name__, "write", exc)
             return None
+        if decision.evidence is not None and written:
+            self.later(self.record_evidence, req, decision.evidence, text, written)
+        return written
+
+    def record_evidence(self, req: CacheRequest, match: dict, answer: str, own_cache_id: str) -> dict | None:
+        """This session matched another session's candidate and has its own answer now: compare the two and
+        add the result to the candidate's evidence (which may promote it). Runs after the response."""
+        entry = match["entry"]
+        config = self.pipeline.promotion
+        judge = EvidenceJudge(self.pipeline.fingerprinter.encoder, self.pipeline.extractor, config)
+        agreement = judge.agreement(entry["answer_text"], entry.get("key_facts"), answer)
+        if agreement["pii"]:
+            return None                  # this answer carries someone's personal data: it proves nothing
+        item = {"score": match["score"], **{k: agreement[k] for k in ("facts_equal", "similarity", "agree")},
+                "entry": own_cache_id}
+        result = self.store.add_evidence(entry["cache_id"], req.session_id, item, min_sessions=config.min_sessions,
+                                         mode=config.mode)
+        if result is None:
+            return None
+        self.metrics.promotion_evidence.labels(match["state"] or "candidate",
+                                               "agree" if item["agree"] else "disagree").inc()
+        if result["changed"]:
+            self.metrics.promotions.labels(result["promotion"]).inc()
+            log.info("promotion: %s is now %s", entry["cache_id"], result["promotion"],
+                     extra={"fields": {"cache_id": entry["cache_id"], "promotion": result["promotion"]}})
+        return result
 
     # ---- coalescing ---------------------------------------------------------------
     def join(self, key: tuple) -> asyncio.Future | None:

@@ -20,11 +20,12 @@ import numpy as np
 from sqlalchemy import Engine, func, or_, select, update
 from sqlalchemy.orm import sessionmaker
 
-from gateway.index import EntryTags, SearchFilter, VectorIndex
+from gateway.index import CandidatePool, EntryTags, SearchFilter, VectorIndex
 from gateway.store.models import CacheEntry, CacheEvent, CacheVote
 
 log = logging.getLogger("semcache.store")
 EVICT_CHECK_S = 1.0          # writes check the max_entries limit at most this often (the check counts rows)
+POOLED = ("candidate", "shadow")   # promotion states whose entries other sessions search for evidence
 SYNC_OVERLAP_S = 10.0        # catch-up re-reads rows changed this long before its last sync: commit lag, clock skew
 
 DEFAULT_TTL_S = {"realtime": 60.0, "medical_legal": 0.0, "chitchat": 86_400.0, "customer_support": 86_400.0,
@@ -63,6 +64,7 @@ class NewEntry:
     cache_id: str | None = None           # chosen by the caller when it must be announced before the write
     request_hash: str | None = None
     usage: dict | None = None
+    promotion: str | None = None          # "candidate": other sessions' matches are gathered as evidence
 
 
 def _now() -> datetime:
@@ -82,6 +84,7 @@ def entry_dict(row: CacheEntry) -> dict:
             "ttl_s": row.ttl_s, "hit_count": row.hit_count, "feedback_score": row.feedback_score,
             "saved_tokens": row.saved_tokens, "answer_tokens": row.answer_tokens,
             "request_hash": row.request_hash, "usage": row.usage, "request_text": row.request_text,
+            "promotion": row.promotion, "evidence": row.evidence,
             "created_at": _aware(row.created_at).isoformat(),
             "ready_at": _aware(row.ready_at).isoformat() if row.ready_at else None,
             "last_hit_at": _aware(row.last_hit_at).isoformat() if row.last_hit_at else None}
@@ -91,6 +94,10 @@ def _tags(row) -> EntryTags:
     return EntryTags(row.tenant, row.session_id, row.scope, row.intent_domain, row.system_prompt_version)
 
 
+def _pooled(row) -> bool:
+    return row.promotion in POOLED and row.scope == "session"
+
+
 class CacheStore:
     def __init__(self, engine: Engine, hot, config: StoreConfig):
         self.engine = engine
@@ -98,6 +105,7 @@ class CacheStore:
         self.config = config
         self.sessions = sessionmaker(engine, expire_on_commit=False)
         self.index = (VectorIndex.load(config.index_dir) if config.index_dir else None) or self._new_index()
+        self.pool = CandidatePool(config.dim, config.M, config.ef_construction, config.ef_search)
         self._lock = threading.Lock()
         self._evict_checked, self._live_estimate = 0.0, 0      # see _insert
         self._sync_lock = threading.Lock()
@@ -105,6 +113,7 @@ class CacheStore:
         self.hot.subscribe(self._on_event)
         if hasattr(self.hot, "on_reconnect"):
             self.hot.on_reconnect(self._after_reconnect)
+        self._pool_loaded = False
         self.replay()
 
     # ---- index maintenance -------------------------------------------------
@@ -170,9 +179,39 @@ class CacheStore:
                 if r.seq in index and index.scope_of(r.seq) not in (None, r.scope):
                     index.set_scope(r.seq, r.scope)
                     rescoped += 1
+            pooled = self._sync_pool(since if self._pool_loaded else None)
+            self._pool_loaded = True
             self.synced_at = started
-        changes.update({"added": added, "removed": len(stale), "rescoped": rescoped, "rows": len(rows)})
+        changes.update({"added": added, "removed": len(stale), "rescoped": rescoped, "rows": len(rows),
+                        "pooled": pooled})
         return len(rows)
+
+    def _sync_pool(self, since: float | None) -> int:
+        """The promotion pool follows the database like the index: searchable candidates and shadow-promoted
+        entries <=> pooled. It is not checkpointed, so the first sync of a process reads every pooled row."""
+        with self.sessions() as db:
+            query = select(CacheEntry.seq, CacheEntry.state, CacheEntry.feedback_score, CacheEntry.ttl_s,
+                           CacheEntry.scope, CacheEntry.promotion)
+            query = query.where(CacheEntry.updated_at >= datetime.fromtimestamp(since, timezone.utc)) \
+                if since is not None else query.where(CacheEntry.promotion.in_(POOLED))
+            rows = db.execute(query).all()
+        floor = self.config.feedback_floor
+        want = {r.seq for r in rows if r.state == "ready" and r.feedback_score >= floor and r.ttl_s > 0 and _pooled(r)}
+        for r in rows:
+            if r.seq not in want:
+                self.pool.remove(r.seq)
+        if since is None:
+            for label in self.pool.labels():
+                if label not in want:
+                    self.pool.remove(label)
+        missing = [seq for seq in want if seq not in self.pool]
+        for i in range(0, len(missing), 1000):
+            with self.sessions() as db:
+                for r in db.execute(select(CacheEntry.seq, CacheEntry.vector, CacheEntry.tenant, CacheEntry.session_id,
+                                           CacheEntry.scope, CacheEntry.intent_domain, CacheEntry.system_prompt_version)
+                                    .where(CacheEntry.seq.in_(missing[i:i + 1000]))).all():
+                    self.pool.add(r.seq, np.frombuffer(r.vector, dtype=np.float32), _tags(r))
+        return len(missing)
 
     def _new_index(self) -> VectorIndex:
         c = self.config
@@ -196,14 +235,31 @@ class CacheStore:
     def _on_event(self, event: dict) -> None:
         kind = event["kind"]
         if kind == "ready":
-            self.index.add(event["seq"], np.asarray(event["vector"], dtype=np.float32),
-                           EntryTags(event["tenant"], event["session_id"], event["scope"], event["intent_domain"],
-                                     event["system_prompt_version"]))
+            vector = np.asarray(event["vector"], dtype=np.float32)
+            tags = EntryTags(event["tenant"], event["session_id"], event["scope"], event["intent_domain"],
+                             event["system_prompt_version"])
+            self.index.add(event["seq"], vector, tags)
+            if event.get("promotion") in POOLED and tags.scope == "session":
+                self.pool.add(event["seq"], vector, tags)
         elif kind == "remove":
             for seq in event["seqs"]:
                 self.index.remove(seq)
+                self.pool.remove(seq)
         elif kind == "scope":
             self.index.set_scope(event["seq"], event["scope"])
+            if event.get("promotion") is not None or event["scope"] == "global":
+                self._place_in_pool(event["seq"], event.get("promotion"), event["scope"])
+
+    def _place_in_pool(self, seq: int, promotion: str | None, scope: str) -> None:
+        if promotion in POOLED and scope == "session" and seq in self.index:
+            with self.sessions() as db:
+                row = db.execute(select(CacheEntry.seq, CacheEntry.vector, CacheEntry.tenant, CacheEntry.session_id,
+                                        CacheEntry.scope, CacheEntry.intent_domain, CacheEntry.system_prompt_version)
+                                 .where(CacheEntry.seq == seq)).first()
+            if row is not None:
+                self.pool.add(seq, np.frombuffer(row.vector, dtype=np.float32), _tags(row))
+        else:
+            self.pool.remove(seq)
 
     # ---- writes ------------------------------------------------------------
     def write(self, new: NewEntry) -> str:
@@ -239,7 +295,7 @@ class CacheStore:
                          ttl_s=self.config.ttl_s.get(domain, DEFAULT_TTL_S["other"]), hit_count=0,
                          feedback_score=0.0, saved_tokens=0, answer_tokens=new.answer_tokens, created_at=now,
                          ready_at=now if new.state == "ready" else None, updated_at=now,
-                         request_hash=new.request_hash, usage=new.usage)
+                         request_hash=new.request_hash, usage=new.usage, promotion=new.promotion)
         with self.sessions.begin() as db:
             db.add(row)
         if new.state == "ready":
@@ -273,7 +329,8 @@ class CacheStore:
         # effort: a replica that misses the event finds the row in its next catch-up
         self._announce({"kind": "ready", "seq": row.seq, "vector": np.frombuffer(row.vector, np.float32).tolist(),
                         "tenant": row.tenant, "session_id": row.session_id, "scope": row.scope,
-                        "intent_domain": row.intent_domain, "system_prompt_version": row.system_prompt_version})
+                        "intent_domain": row.intent_domain, "system_prompt_version": row.system_prompt_version,
+                        "promotion": row.promotion})
         self._hot_call("put", self.hot.put, row.cache_id, entry_dict(row), row.ttl_s)
 
     def _announce(self, event: dict) -> None:
@@ -319,10 +376,29 @@ class CacheStore:
             drop = row.state == "invalid" or row.feedback_score < self.config.feedback_floor
             db.add(CacheEvent(at=now, kind="feedback", cache_id=cache_id, tenant=row.tenant,
                               detail={"signal": signal, "score": row.feedback_score}))
-            result = {**entry_dict(row), "counted": True}
+            demoted = signal != "positive" and self._demote_on_signal(db, row, signal, now)
+            snapshot = entry_dict(row)
         if drop:
             self._publish_remove([row.seq], [cache_id])
+        elif demoted:
+            self._publish_promotion(snapshot)
+        result = {**snapshot, "counted": True, "demoted": demoted}
         return result
+
+    @staticmethod
+    def _demote_on_signal(db, row: CacheEntry, signal: str, now: datetime) -> bool:
+        """One negative signal from anyone: a promoted or shadow entry leaves the global pool, flagged
+        `demoted`; a candidate is `rejected` (it never crosses users). Manual promotions stay an admin's call."""
+        if row.promotion not in ("candidate", "shadow", "promoted"):
+            return False
+        before = row.promotion
+        row.promotion = "rejected" if before == "candidate" else "demoted"
+        row.scope = "session"
+        row.evidence = {**(row.evidence or {}), "last": {"state": row.promotion, "why": f"signal:{signal}",
+                                                         "at": now.isoformat()}}
+        db.add(CacheEvent(at=now, kind="promotion", cache_id=row.cache_id, tenant=row.tenant,
+                          detail={"from": before, "to": row.promotion, "signal": signal}))
+        return True
 
     def invalidate(self, *, cache_id: str | None = None, session_id: str | None = None, tenant: str | None = None,
                    intent_domain: str | None = None, system_prompt_version: str | None = None,
@@ -356,17 +432,106 @@ class CacheStore:
         self._hot_call("delete", self.hot.delete, cache_ids)     # best effort: a stale copy expires with its TTL
 
     def promote_scope(self, cache_id: str, scope: str = "global") -> bool:
+        """By hand (admin): into the tenant's global pool (`manual`) or back to its session (`demoted`)."""
+        return self.set_promotion(cache_id, "manual" if scope == "global" else "demoted", scope,
+                                  {"by": "admin"}) is not None
+
+    def set_promotion(self, cache_id: str, promotion: str | None, scope: str | None = None,
+                      note: dict | None = None) -> dict | None:
+        """Change an entry's promotion state (and scope); `note` is kept in its evidence as `last`."""
+        now = _now()
         with self.sessions.begin() as db:
             row = db.scalar(select(CacheEntry).where(CacheEntry.cache_id == cache_id))
             if row is None:
-                return False
-            row.scope, row.updated_at = scope, _now()
-            seq, ready = row.seq, row.state == "ready"
+                return None
+            before = row.promotion
+            row.promotion, row.updated_at = promotion, now
+            if scope is not None:
+                row.scope = scope
+            if note is not None:
+                row.evidence = {**(row.evidence or {}), "last": {**note, "state": promotion, "at": now.isoformat()}}
+            db.add(CacheEvent(at=now, kind="promotion", cache_id=cache_id, tenant=row.tenant,
+                              detail={"from": before, "to": promotion, "scope": row.scope, **(note or {})}))
             snapshot = entry_dict(row)
-        self._announce({"kind": "scope", "seq": seq, "scope": scope})
-        if ready:
-            self._hot_call("put", self.hot.put, cache_id, snapshot, snapshot["ttl_s"])
-        return True
+        self._publish_promotion(snapshot)
+        return snapshot
+
+    def _publish_promotion(self, entry: dict) -> None:
+        self._announce({"kind": "scope", "seq": entry["seq"], "scope": entry["scope"], "promotion": entry["promotion"]})
+        if entry["state"] == "ready":
+            self._hot_call("put", self.hot.put, entry["cache_id"], entry, entry["ttl_s"])
+
+    def search_pool(self, vector: np.ndarray, where: SearchFilter, k: int = 5) -> list[tuple[dict, float]]:
+        """Promotion candidates of other sessions (ready, unexpired, above the floor), best first."""
+        hits = self.pool.search(np.asarray(vector, dtype=np.float32), k + 1, where)
+        if not hits:
+            return []
+        by_seq = dict(hits)
+        with self.sessions() as db:
+            rows = db.scalars(select(CacheEntry).where(CacheEntry.seq.in_(list(by_seq)))).all()
+        now = time.time()
+        out = [(entry_dict(r), by_seq[r.seq]) for r in rows
+               if r.state == "ready" and r.feedback_score >= self.config.feedback_floor and r.promotion in POOLED
+               and r.session_id != where.session_id and _aware(r.ready_at).timestamp() + r.ttl_s > now]
+        return sorted(out, key=lambda pair: -pair[1])[:k]
+
+    def add_evidence(self, cache_id: str, session_id: str, item: dict, *, min_sessions: int, mode: str,
+                     max_sessions: int = 32) -> dict | None:
+        """Record that `session_id` matched the entry through every gate, and whether its own answer agreed
+        (`item["agree"]`). A candidate with `min_sessions` agreeing sessions, none disagreeing, no negative
+        vote and no negative signal on any of those sessions' own answers is promoted: `shadow` (measured,
+        not served) or, with mode `auto`, `promoted` into the tenant's global pool. A shadow entry counts
+        what it would have served. Returns {"promotion", "changed"}, or None for an unknown entry."""
+        now = _now()
+        with self.sessions.begin() as db:
+            row = db.scalar(select(CacheEntry).where(CacheEntry.cache_id == cache_id).with_for_update())
+            if row is None or row.promotion not in POOLED:
+                return None if row is None else {"promotion": row.promotion, "changed": False}
+            evidence = dict(row.evidence or {})
+            sessions = dict(evidence.get("sessions") or {})
+            if session_id != row.session_id and (session_id in sessions or len(sessions) < max_sessions):
+                sessions[session_id] = {**item, "at": now.isoformat()}
+            evidence["sessions"] = sessions
+            if row.promotion == "shadow":
+                evidence["would_hit"] = int(evidence.get("would_hit", 0)) + 1
+                key = "shadow_agree" if item.get("agree") else "shadow_disagree"
+                evidence[key] = int(evidence.get(key, 0)) + 1
+            before = row.promotion
+            agreeing = [s for s in sessions.values() if s.get("agree")]
+            disagreeing = len(sessions) - len(agreeing)
+            if disagreeing:
+                row.promotion = "rejected"
+                evidence["last"] = {"state": "rejected", "why": "an answer disagreed", "at": now.isoformat()}
+            elif len(agreeing) >= min_sessions and row.feedback_score >= 0 and mode in ("shadow", "auto") \
+                    and not self._negative_evidence(db, cache_id, [s.get("entry") for s in agreeing]):
+                target = "promoted" if mode == "auto" else "shadow"
+                if target != row.promotion:
+                    row.promotion = target
+                    evidence["last"] = {"state": target, "why": f"{len(agreeing)} sessions agreed",
+                                        "at": now.isoformat()}
+                    if target == "promoted":
+                        row.scope = "global"
+            row.evidence, row.updated_at = evidence, now
+            changed = row.promotion != before
+            if changed:
+                db.add(CacheEvent(at=now, kind="promotion", cache_id=cache_id, tenant=row.tenant,
+                                  detail={"from": before, "to": row.promotion, "sessions": len(sessions)}))
+            snapshot = entry_dict(row)
+        if changed:
+            self._publish_promotion(snapshot)
+        return {"promotion": snapshot["promotion"], "changed": changed}
+
+    @staticmethod
+    def _negative_evidence(db, cache_id: str, own_entries: list[str | None]) -> bool:
+        """A negative vote on the entry, or a negative signal on an agreeing session's own answer."""
+        if db.scalar(select(CacheVote.id).where(CacheVote.cache_id == cache_id,
+                                                CacheVote.signal != "positive").limit(1)) is not None:
+            return True
+        own = [e for e in own_entries if e]
+        if not own:
+            return False
+        return db.scalar(select(CacheEntry.seq).where(CacheEntry.cache_id.in_(own), or_(
+            CacheEntry.state == "invalid", CacheEntry.feedback_score < 0)).limit(1)) is not None
 
     def record_hit(self, cache_id: str, saved_tokens: int) -> None:
         now = _now()
@@ -458,7 +623,7 @@ class CacheStore:
                      offset: int = 0, text: str | None = None, **filters: str | None) -> list[dict]:
         """Newest first. `filters`: session_id, scope, intent_domain, system_prompt_version, request_hash;
         `text`: the request or the answer contains it (case-insensitive)."""
-        allowed = {"session_id", "scope", "intent_domain", "system_prompt_version", "request_hash"}
+        allowed = {"session_id", "scope", "intent_domain", "system_prompt_version", "request_hash", "promotion"}
         unknown = set(filters) - allowed
         if unknown:
             raise ValueError(f"unknown filter(s) {sorted(unknown)}; use {sorted(allowed)}")
@@ -480,12 +645,22 @@ class CacheStore:
     def remember_turn(self, tenant: str, session_id: str, record: dict, ttl_s: float = 86_400.0) -> None:
         self.hot.put(f"turn:{tenant}:{session_id}", record, ttl_s)
 
+    def promotion_counts(self, tenant: str | None = None) -> dict:
+        """Live entries by promotion state (candidate, shadow, promoted, ...); evidence totals of shadow ones."""
+        with self.sessions() as db:
+            query = select(CacheEntry.promotion, func.count()).where(CacheEntry.promotion.is_not(None),
+                                                                     CacheEntry.state != "invalid")
+            if tenant:
+                query = query.where(CacheEntry.tenant == tenant)
+            return dict(db.execute(query.group_by(CacheEntry.promotion)).all())
+
     def stats(self) -> dict:
         with self.sessions() as db:
             by_state = dict(db.execute(select(CacheEntry.state, func.count()).group_by(CacheEntry.state)).all())
             hits = db.scalar(select(func.coalesce(func.sum(CacheEntry.hit_count), 0)))
             saved = db.scalar(select(func.coalesce(func.sum(CacheEntry.saved_tokens), 0)))
-        return {"entries": by_state, "indexed": len(self.index), "hits": int(hits), "saved_tokens": int(saved)}
+        return {"entries": by_state, "indexed": len(self.index), "hits": int(hits), "saved_tokens": int(saved),
+                "promotion": self.promotion_counts(), "pooled": len(self.pool)}
 
     def health(self) -> dict:
         """{"database": bool, "redis": bool, or None without Redis}: each dependency asked on its own."""

@@ -35,6 +35,10 @@ class CacheEntry(Base):
     answer_tokens: Mapped[int] = mapped_column(Integer, default=0)
     request_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)   # same messages = same hash
     usage: Mapped[dict | None] = mapped_column(JSON, nullable=True)     # the backend's usage, for HIT estimates
+    # promotion by evidence (gateway/cache/promotion.py): None (not eligible) | candidate | shadow | promoted |
+    # demoted | rejected | manual; `evidence` holds the sessions that matched it and how their answers agreed
+    promotion: Mapped[str | None] = mapped_column(String(16), nullable=True, index=True)
+    evidence: Mapped[dict | None] = mapped_column(JSON, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     ready_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     last_hit_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
