@@ -7,6 +7,7 @@ import time
 
 from litestar import Request, delete, get, post
 from litestar.datastructures import State
+from litestar.params import Parameter
 
 from gateway.auth import admin_guard, authenticate, caller_id
 from gateway.cache import SemanticCache
@@ -165,9 +166,10 @@ async def list_entries(request: Request, cache: SemanticCache) -> dict:
 
 @get("/admin/promotions", guards=[admin_guard],
      summary="Entries promoted by evidence, shadow-promoted, candidates, demoted or rejected, with evidence (admin)")
-async def list_promotions(cache: SemanticCache, settings: Settings, state: str = "shadow,promoted",
+async def list_promotions(cache: SemanticCache, settings: Settings,
+                          wanted: str = Parameter(query="state", default="shadow,promoted"),
                           tenant: str | None = None, limit: int = 100) -> dict:
-    states = [s.strip() for s in state.split(",") if s.strip()]
+    states = [s.strip() for s in wanted.split(",") if s.strip()]
     bad = [s for s in states if s not in PROMOTION_STATES]
     if bad or not states:
         raise invalid(f"'state' must be a comma-separated list of {list(PROMOTION_STATES)}", "state")

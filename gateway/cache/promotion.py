@@ -23,7 +23,6 @@ from validator.key_facts import message_text
 from validator.pii import pii_kinds
 
 MODES = ("off", "shadow", "auto")
-FACT_KEYS = ("money", "budget_max", "units", "dates", "numbers")
 # reasons whose request is not one the cache would have served from anyone's answer
 NO_EVIDENCE_REASONS = ("signal:", "client:", "policy:", "topic_switch", "reset", "unsupported:", "no_user_turn",
                        "fail_open", "cache:")
@@ -54,19 +53,20 @@ def unshareable(req, policy) -> str | None:
     return f"pii:{','.join(kinds)}" if kinds else None
 
 
-def _canon(value):
-    if isinstance(value, float):
-        return round(value, 6)
-    if isinstance(value, dict):
-        return {k: _canon(v) for k, v in sorted(value.items())}
-    if isinstance(value, list):
-        return sorted((_canon(v) for v in value), key=repr)
-    return value
+def _fact_set(facts: dict) -> tuple[frozenset, frozenset]:
+    """Every amount the answer states (money, budgets, quantities, bare numbers) and its dates: how a number
+    is read (a price or a count) differs between phrasings of the same answer, the numbers do not."""
+    numbers = set(facts.get("numbers") or []) | set(facts.get("money") or [])
+    if facts.get("budget_max") is not None:
+        numbers.add(facts["budget_max"])
+    for values in (facts.get("units") or {}).values():
+        numbers.update(values)
+    return frozenset(round(float(n), 6) for n in numbers), frozenset(facts.get("dates") or [])
 
 
 def facts_agree(cached: dict, fresh: dict) -> bool:
-    """The two answers state the same amounts, numbers, dates and quantities."""
-    return all(_canon(cached.get(k)) == _canon(fresh.get(k)) for k in FACT_KEYS)
+    """The two answers state the same amounts, numbers and dates."""
+    return _fact_set(cached) == _fact_set(fresh)
 
 
 class EvidenceJudge:
