@@ -58,6 +58,19 @@ def _engine_args(p: argparse.ArgumentParser, default_port: int) -> None:
     p.add_argument("--kv-cold-dtype", choices=("int8",), default=None,
                    help="hold cached, unreferenced blocks as INT8 (system-prompt blocks stay full precision)")
     p.add_argument("--num-cold-blocks", type=int, default=None, help="size of the INT8 pool in blocks")
+    p.add_argument("--kv-host-tier", default="auto",
+                   help="host-memory KV tier under the pool, e.g. 4GiB; 0 = off; auto = a quarter of available "
+                        "memory, at most 8GiB")
+    p.add_argument("--kv-disk-tier", default="auto",
+                   help="disk KV tier under <data-dir>/kv_tier, e.g. 20GiB; 0 = off; auto = on with --data-dir "
+                        "(a quarter of the free space, at most 32GiB)")
+    p.add_argument("--kv-host-dtype", default="int8", choices=("fp", "int8", "int4"),
+                   help="how the host tier stores blocks (system-prompt blocks stay full precision)")
+    p.add_argument("--kv-disk-dtype", default="int4", choices=("fp", "int8", "int4"),
+                   help="how the disk tier stores blocks")
+    p.add_argument("--kv-tier-policy", default="cost", choices=("cost", "load", "recompute"),
+                   help="a prefix found in a tier: load or recompute by measured cost (default), always load, "
+                        "or always recompute")
     p.add_argument("--speculative", default="auto", choices=("auto", "ngram", "draft", "off"),
                    help="speculative decoding (lossless): drafts from the request's semcache.draft text and "
                         "from the context (ngram), both (auto), or none")
@@ -76,7 +89,15 @@ def _engine_config(args):
                         max_num_seqs=args.max_num_seqs, max_num_batched_tokens=args.max_num_batched_tokens,
                         eviction=args.eviction, enable_prefix_caching=not args.no_prefix_caching,
                         kv_cold_dtype=args.kv_cold_dtype, num_cold_blocks=args.num_cold_blocks,
-                        speculative=args.speculative, data_dir=args.data_dir)
+                        speculative=args.speculative, data_dir=args.data_dir,
+                        kv_host_tier=_tier_size(args.kv_host_tier, parse_size),
+                        kv_disk_tier=_tier_size(args.kv_disk_tier, parse_size),
+                        kv_host_dtype=args.kv_host_dtype, kv_disk_dtype=args.kv_disk_dtype,
+                        kv_tier_policy=args.kv_tier_policy)
+
+
+def _tier_size(text: str, parse_size) -> int | None:
+    return None if str(text).strip().lower() == "auto" else parse_size(text)
 
 
 def cmd_backend(args) -> int:
@@ -319,7 +340,8 @@ def cmd_replay(args) -> int:
     with _bar(args, "replay", "requests") as bar:
         replay(args.dataset, args.sessions, modes, model=args.model, upstream=args.upstream,
                out=Path(args.out) if args.out else None, plot=Path(args.plot) if args.plot else None,
-               max_tokens=args.max_tokens, concurrency=args.concurrency, seed=args.seed, progress=bar)
+               max_tokens=args.max_tokens, concurrency=args.concurrency, seed=args.seed, progress=bar,
+               promotion=[p.strip() for p in args.promotion.split(",") if p.strip()] if args.promotion else None)
     return 0
 
 
@@ -466,7 +488,10 @@ def build_parser() -> argparse.ArgumentParser:
     _progress_arg(warm)
     warm.set_defaults(func=cmd_warmup)
     rep = sub.add_parser("replay", help="replay conversation sets through fresh gateways, one per mode")
-    rep.add_argument("--dataset", default="generated", help="generated, sharegpt, or a JSONL file")
+    rep.add_argument("--dataset", default="generated", help="generated, helpdesk (--sessions counts users), "
+                                                             "sharegpt, or a JSONL file")
+    rep.add_argument("--promotion", default=None, help="run the semantic mode once per promotion setting, "
+                                                        "comma-separated: off, shadow, auto")
     rep.add_argument("--sessions", type=int, default=40)
     rep.add_argument("--modes", default="nocache,exact,semantic", help="comma-separated: nocache, exact, semantic")
     rep.add_argument("--model", default="demo", help="embedded engine model: demo, bench, smollm2 or a path")

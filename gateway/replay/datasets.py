@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from gateway.replay.generate import generate
+from gateway.replay.helpdesk import generate_helpdesk
 
 MAX_MESSAGE_CHARS = 1200          # long pastes are cut so a request fits the engine's context
 MAX_ANSWER_CHARS = 600            # the replayed answer (every token is decoded)
@@ -109,9 +110,12 @@ def load_sessions(dataset: str, count: int, seed: int = 0) -> list[dict]:
         return generate(count, seed=seed)
     if dataset == "sharegpt":
         return sharegpt_sessions(count)
+    if dataset == "helpdesk":
+        return generate_helpdesk(users=count, seed=seed)       # count: users (each has 1-3 conversations)
     path = Path(dataset)
     if not path.exists():
-        raise ValueError(f"--dataset must be generated, sharegpt or a JSONL file; {dataset} does not exist")
+        raise ValueError(f"--dataset must be generated, helpdesk, sharegpt or a JSONL file; {dataset} does not "
+                         "exist")
     return jsonl_sessions(path, count)
 
 

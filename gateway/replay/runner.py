@@ -37,7 +37,8 @@ def _free_port() -> int:
 class GatewayProcess:
     """`semcache serve` for one mode, in its own process and data dir."""
 
-    def __init__(self, mode: str, model: str, upstream: str | None, models_dir: Path, max_model_len: int):
+    def __init__(self, mode: str, model: str, upstream: str | None, models_dir: Path, max_model_len: int,
+                 promotion: str | None = None):
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "SEMCACHE_DATA_DIR": tempfile.mkdtemp(prefix=f"semcache-replay-{mode}-"),
@@ -49,8 +50,9 @@ class GatewayProcess:
                # lookup); semantic adds the hits and the PARTIAL's cached-answer draft
                "SEMCACHE_ENGINE_SPECULATIVE": {"nocache": "off", "exact": "ngram", "semantic": "auto"}[mode],
                "SEMCACHE_ENGINE_MAX_MODEL_LEN": str(max_model_len), "SEMCACHE_ENGINE_KV_CACHE_MEMORY": "256MiB",
-               "SEMCACHE_BACKEND_URL": upstream or "embedded", "SEMCACHE_BACKEND_MODEL": model}
-        for name in ("SEMCACHE_DATABASE_URL", "SEMCACHE_REDIS_URL", "SEMCACHE_CONFIG"):
+               "SEMCACHE_BACKEND_URL": upstream or "embedded", "SEMCACHE_BACKEND_MODEL": model,
+               "SEMCACHE_PROMOTION": promotion or "shadow"}
+        for name in ("SEMCACHE_DATABASE_URL", "SEMCACHE_REDIS_URL", "SEMCACHE_CONFIG", "SEMCACHE_PROMOTION_MIN_SESSIONS"):
             env.pop(name, None)
         self.log = open(Path(env["SEMCACHE_DATA_DIR"]) / "gateway.log", "w+")
         self.proc = subprocess.Popen([sys.executable, "-m", "gateway.cli", "serve", "--host", "127.0.0.1",
@@ -73,6 +75,16 @@ class GatewayProcess:
     def stats(self) -> dict:
         return httpx.get(self.url + "/admin/stats", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
                          timeout=30).json()
+
+    def entries(self, **filters) -> list[dict]:
+        out, offset = [], 0
+        while True:
+            page = httpx.get(self.url + "/admin/entries", params={**filters, "limit": 1000, "offset": offset},
+                             headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=60).json()["entries"]
+            out += page
+            if len(page) < 1000:
+                return out
+            offset += 1000
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -100,11 +112,14 @@ def replay_session(client: httpx.Client, url: str, session: dict, model: str, ma
                             headers={"X-Session-Id": session_id, "X-Semcache-Admin-Token": ADMIN_TOKEN})
             status = r.status_code
             data = r.json() if status == 200 else {}
-        except httpx.HTTPError:
+        except (httpx.HTTPError, ValueError):
             status, data, r = 599, {}, None
         elapsed = time.perf_counter() - started
         usage = data.get("usage") or {}
-        rows.append({"session": session["session_id"], "turn": i, "label": request.get("label"),
+        cache = r.headers.get("x-cache") if r is not None else None
+        served = ((data.get("choices") or [{}])[0].get("message") or {}).get("content")
+        rows.append({"wrong_answer": bool(request.get("exact_answer") and cache == "HIT"
+                                          and served != request.get("answer")),"session": session["session_id"], "turn": i, "label": request.get("label"),
                      "kind": request.get("kind"), "lang": request.get("lang"), "status": status,
                      "ms": elapsed * 1e3, "cache": r.headers.get("x-cache") if r is not None else None,
                      "reason": r.headers.get("x-cache-reason") if r is not None else None,
@@ -124,6 +139,23 @@ def percentile(values: list[float], q: float) -> float:
     return values[min(int(round(q * (len(values) - 1))), len(values) - 1)]
 
 
+def _false_hit(row: dict) -> bool:
+    """A HIT where none was right (label), or one that served another request's answer (sets whose answers
+    are fixed per question, such as the help-desk set)."""
+    return row["cache"] == "HIT" and (row["label"] != "hit" or row.get("wrong_answer", False))
+
+
+def global_pool_audit(entries: list[dict], sessions: list[dict]) -> dict:
+    """Entries in the global pool, and how many of them hold personal data: found by the PII patterns, or
+    one of the details the set put into personal requests."""
+    from validator.pii import has_pii
+    details = {d for s in sessions for r in s["requests"] for d in r.get("personal") or []}
+    pooled = [e for e in entries if e.get("scope") == "global" and e.get("state") != "invalid"]
+    personal = [e for e in pooled if has_pii(e.get("request_text", ""), e.get("answer_text", ""))
+                or any(d in e.get("request_text", "") or d in e.get("answer_text", "") for d in details)]
+    return {"global_entries": len(pooled), "global_with_personal_data": len(personal)}
+
+
 def summarize(rows: list[dict], stats: dict) -> dict:
     ok = [r for r in rows if r["status"] == 200]
     labelled = [r for r in ok if r["label"]]
@@ -134,21 +166,23 @@ def summarize(rows: list[dict], stats: dict) -> dict:
             "mean_ms": round(statistics.fmean(latencies), 1) if latencies else None,
             "hit_rate": round(len(hits) / max(len(ok), 1), 4),
             "partial_rate": round(sum(r["cache"] == "PARTIAL" for r in ok) / max(len(ok), 1), 4),
-            "false_hit_rate": round(sum(r["cache"] == "HIT" and r["label"] != "hit" for r in labelled)
-                                    / max(len(labelled), 1), 6) if labelled else None,
-            "false_hits": sum(r["cache"] == "HIT" and r["label"] != "hit" for r in labelled),
+            "false_hit_rate": round(sum(_false_hit(r) for r in labelled) / max(len(labelled), 1), 6)
+            if labelled else None,
+            "false_hits": sum(_false_hit(r) for r in labelled),
             "reusable_share": round(sum(r["label"] == "hit" for r in labelled) / max(len(labelled), 1), 4)
             if labelled else None,
             "saved_prefill_tokens": int(stats.get("saved_prefill_tokens", 0)),
             "saved_decode_tokens": int(stats.get("saved_decode_tokens", 0)),
             "cache_pollution": int(stats.get("cache_pollution", 0)),
             "prefix_reuse": round(sum(r["cached_tokens"] for r in ok if r["cache"] != "HIT")
-                                  / max(sum(r["prompt_tokens"] for r in ok if r["cache"] != "HIT"), 1), 4)}
+                                  / max(sum(r["prompt_tokens"] for r in ok if r["cache"] != "HIT"), 1), 4),
+            "promotion": (stats.get("cache") or {}).get("promotion", {})}
 
 
 def run_mode(mode: str, sessions: list[dict], model: str, upstream: str | None, models_dir: Path,
-             max_tokens: int, concurrency: int, max_model_len: int, on_request=None) -> tuple[dict, list[dict]]:
-    gateway = GatewayProcess(mode, model, upstream, models_dir, max_model_len)
+             max_tokens: int, concurrency: int, max_model_len: int, on_request=None,
+             promotion: str | None = None) -> tuple[dict, list[dict]]:
+    gateway = GatewayProcess(mode, model, upstream, models_dir, max_model_len, promotion)
     run_id = uuid.uuid4().hex[:6]
     rows: list[dict] = []
     lock = threading.Lock()
@@ -166,20 +200,32 @@ def run_mode(mode: str, sessions: list[dict], model: str, upstream: str | None, 
             with ThreadPoolExecutor(concurrency) as pool:
                 list(pool.map(one, sessions))
         stats = gateway.stats()
+        audit = global_pool_audit(gateway.entries(scope="global"), sessions) if mode == "semantic" else {}
     finally:
         gateway.stop()
-    return summarize(rows, stats), rows
+    return {**summarize(rows, stats), **audit}, rows
 
 
 def print_table(results: dict) -> None:
     modes = results["modes"]
-    print(f"{'mode':>9} {'requests':>8} {'p50 ms':>8} {'p95 ms':>8} {'hit':>7} {'partial':>8} {'false hit':>10} "
-          f"{'prefix reuse':>12} {'saved prefill':>13} {'saved decode':>12}")
+    width = max([9] + [len(m) for m in modes])
+    print(f"{'mode':>{width}} {'requests':>8} {'p50 ms':>8} {'p95 ms':>8} {'hit':>7} {'partial':>8} "
+          f"{'false hit':>10} {'prefix reuse':>12} {'saved prefill':>13} {'saved decode':>12}")
     for mode, m in modes.items():
         fhr = "-" if m["false_hit_rate"] is None else f"{m['false_hit_rate']:.4f}"
-        print(f"{mode:>9} {m['requests']:>8} {m['p50_ms']:>8.1f} {m['p95_ms']:>8.1f} {m['hit_rate']:>7.3f} "
+        print(f"{mode:>{width}} {m['requests']:>8} {m['p50_ms']:>8.1f} {m['p95_ms']:>8.1f} {m['hit_rate']:>7.3f} "
               f"{m['partial_rate']:>8.3f} {fhr:>10} {m['prefix_reuse']:>12.3f} {m['saved_prefill_tokens']:>13} "
               f"{m['saved_decode_tokens']:>12}")
+    for mode, m in modes.items():
+        if "global_entries" in m:
+            counts = ", ".join(f"{k} {v}" for k, v in sorted(m["promotion"].items())) or "none"
+            print(f"{mode}: false hits {m['false_hits']}; promotion states: {counts}; global pool "
+                  f"{m['global_entries']} entries, {m['global_with_personal_data']} with personal data")
+    off = modes.get("semantic+off")
+    for mode, m in modes.items():
+        if off is not None and mode.startswith("semantic+") and mode != "semantic+off":
+            ratio = m["hit_rate"] / off["hit_rate"] if off["hit_rate"] else float("inf")
+            print(f"{mode} vs semantic+off: hit rate {ratio:.2f}x ({m['hit_rate']:.3f} vs {off['hit_rate']:.3f})")
     base = modes.get("nocache")
     if base:
         for mode, m in modes.items():
@@ -203,13 +249,18 @@ def _request_counter(progress, total: int):
 
 def replay(dataset: str, sessions_count: int, modes: list[str], model: str = "demo", upstream: str | None = None,
            out: Path | None = None, plot: Path | None = None, max_tokens: int = 64, concurrency: int = 4,
-           seed: int = 0, max_model_len: int = 4096, sweep: bool = True, progress=None) -> dict:
-    """`progress(done, total)`: requests replayed, over all modes (the warm-up request not counted)."""
+           seed: int = 0, max_model_len: int = 4096, sweep: bool = True, progress=None,
+           promotion: list[str] | None = None) -> dict:
+    """`progress(done, total)`: requests replayed, over all modes (the warm-up request not counted).
+    `promotion`: run the semantic mode once per promotion setting (off, shadow, auto), side by side."""
     from gateway.replay.datasets import load_sessions
     from fingerprint.encoder import default_data_dir
     unknown = [m for m in modes if m not in MODES]
     if unknown:
         raise ValueError(f"unknown mode(s) {unknown}; use {', '.join(MODES)}")
+    bad = [p for p in promotion or [] if p not in ("off", "shadow", "auto")]
+    if bad:
+        raise ValueError(f"unknown promotion setting(s) {bad}; use off, shadow, auto")
     sessions = load_sessions(dataset, sessions_count, seed)
     if not sessions:
         raise ValueError("the dataset has no replayable sessions")
@@ -217,12 +268,15 @@ def replay(dataset: str, sessions_count: int, modes: list[str], model: str = "de
     results: dict = {"dataset": {"name": dataset, "sessions": len(sessions),
                                  "requests": sum(len(s["requests"]) for s in sessions)},
                      "model": upstream or model, "modes": {}, "rows": {}}
-    on_request = _request_counter(progress, results["dataset"]["requests"] * len(modes)) if progress else None
-    for mode in modes:
+    runs = [(m, None) for m in modes if m != "semantic" or not promotion] + \
+        ([("semantic", p) for p in promotion] if promotion and "semantic" in modes else [])
+    on_request = _request_counter(progress, results["dataset"]["requests"] * len(runs)) if progress else None
+    for mode, setting in runs:
         summary, rows = run_mode(mode, sessions, model, upstream, models_dir, max_tokens, concurrency,
-                                 max_model_len, on_request)
-        results["modes"][mode] = summary
-        results["rows"][mode] = rows
+                                 max_model_len, on_request, promotion=setting)
+        name = f"{mode}+{setting}" if setting else mode
+        results["modes"][name] = summary
+        results["rows"][name] = rows
     labelled = any(r.get("label") for s in sessions for r in s["requests"])
     if sweep and labelled:
         from gateway.replay.calibrate import threshold_sweep
