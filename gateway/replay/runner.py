@@ -76,6 +76,12 @@ class GatewayProcess:
         return httpx.get(self.url + "/admin/stats", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
                          timeout=30).json()
 
+    def metric_samples(self, name: str) -> dict[str, float]:
+        """The gateway's /metrics samples of one metric: {label text: value}."""
+        text = httpx.get(self.url + "/metrics", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=30).text
+        return {line[len(name):].rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+                if line.startswith(name + "{") or line.startswith(name + " ")}
+
     def entries(self, **filters) -> list[dict]:
         out, offset = [], 0
         while True:
@@ -201,6 +207,9 @@ def run_mode(mode: str, sessions: list[dict], model: str, upstream: str | None, 
                 list(pool.map(one, sessions))
         stats = gateway.stats()
         audit = global_pool_audit(gateway.entries(scope="global"), sessions) if mode == "semantic" else {}
+        if mode == "semantic":
+            evidence = gateway.metric_samples("semcache_promotion_evidence_total")
+            audit["evidence"] = {k.strip("{}").replace('"', ""): int(v) for k, v in evidence.items()}
     finally:
         gateway.stop()
     return {**summarize(rows, stats), **audit}, rows
@@ -221,11 +230,14 @@ def print_table(results: dict) -> None:
             counts = ", ".join(f"{k} {v}" for k, v in sorted(m["promotion"].items())) or "none"
             print(f"{mode}: false hits {m['false_hits']}; promotion states: {counts}; global pool "
                   f"{m['global_entries']} entries, {m['global_with_personal_data']} with personal data")
+            if m.get("evidence"):
+                print(f"{mode}: evidence (matches of other sessions' candidates by state and answer agreement): "
+                      + ", ".join(f"{k} {v}" for k, v in sorted(m["evidence"].items())))
     off = modes.get("semantic+off")
     for mode, m in modes.items():
         if off is not None and mode.startswith("semantic+") and mode != "semantic+off":
-            ratio = m["hit_rate"] / off["hit_rate"] if off["hit_rate"] else float("inf")
-            print(f"{mode} vs semantic+off: hit rate {ratio:.2f}x ({m['hit_rate']:.3f} vs {off['hit_rate']:.3f})")
+            ratio = f"{m['hit_rate'] / off['hit_rate']:.2f}x" if off["hit_rate"] else "- (off served no HIT)"
+            print(f"{mode} vs semantic+off: hit rate {ratio} ({m['hit_rate']:.3f} vs {off['hit_rate']:.3f})")
     base = modes.get("nocache")
     if base:
         for mode, m in modes.items():
