@@ -107,6 +107,23 @@ def test_one_signal_from_another_user_demotes(auto):
     assert admin(auto, f"/admin/entries/{first}")["scope"] == "session"
 
 
+def test_that_is_wrong_after_a_promoted_hit_demotes_it(auto):
+    question = f"How do I reset my password on the mobile app, version {uuid.uuid4().int % 90 + 10}?"
+    u = sessions(5)
+    first = ask(auto, question, u[0])[0]["x-cache-id"]
+    for s in u[1:3]:
+        ask(auto, question, s)
+    wait_promotion(auto, first, "promoted")
+    h, text = ask(auto, question, u[3])
+    assert h["x-cache"] == "HIT"
+    follow = [{"role": "user", "content": question}, {"role": "assistant", "content": text},
+              {"role": "user", "content": "That's wrong."}]
+    openai.OpenAI(base_url=auto.url + "/v1", api_key=ACME, max_retries=0).chat.completions.create(
+        model="demo", messages=follow, max_tokens=8, extra_headers={"X-Session-Id": u[3]})
+    entry = wait_promotion(auto, first, "demoted")
+    assert entry["scope"] == "session" and entry["evidence"]["last"]["why"] == "signal:negative"
+
+
 def test_personal_data_is_never_a_candidate(auto):
     tag = uuid.uuid4().hex[:6]
     u = sessions(4)
