@@ -104,7 +104,7 @@ class Settings(BaseSettings):
                               "gathers nothing (see docs/decision.md)")
     promotion_min_sessions: int = Field(3, ge=1, description="distinct sessions whose requests matched an entry "
                                         "through every gate, and whose own answers agreed, before it is promoted")
-    promotion_answer_similarity: float = Field(0.90, ge=-1, le=1, description="the least cosine similarity of "
+    promotion_answer_similarity: float = Field(0.93, ge=-1, le=1, description="the least cosine similarity of "
                                                "two answers that agree (their key facts must also be equal)")
     search_k: int = Field(5, description="candidates fetched from the index per request")
     duplicate_window_s: float = Field(2.0, description="the same messages again within this time are a retry "
