@@ -18,7 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fingerprint.entities import conflicts
 from gateway.cache.request_params import mismatch
+from gateway.index import SearchFilter
 from validator.key_facts import message_text
 from validator.pii import pii_kinds
 
@@ -94,8 +96,6 @@ def evidence_match(pipeline, req, decision, policy) -> dict | None:
     if fp is None or not decision.cacheable or not req.serve or not req.store or req.degraded \
             or decision.reason.startswith(NO_EVIDENCE_REASONS) or unshareable(req, policy):
         return None
-    from fingerprint.entities import conflicts
-    from gateway.index import SearchFilter
     where = SearchFilter(req.tenant, req.session_id, fp.tags.intent_domain, fp.system_prompt_version)
     found = [(e, s) for e, s in pipeline.store.search_pool(fp.vector, where, 3) if s >= policy.candidate
              and not conflicts(fp.tags.active_entities, (e.get("tags") or {}).get("active_entities", []))]

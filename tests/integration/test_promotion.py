@@ -201,3 +201,14 @@ def test_mine_reports_candidates_and_apply_warms_them(auto, tmp_path):
     h, text = ask(auto, top["messages"][-1]["content"], "newcomer-" + uuid.uuid4().hex[:6], answer="NOT CACHED",
                   stop=("\ufffd",))
     assert h["x-cache"] == "HIT" and text == top["answer"]
+
+
+def test_promotions_endpoint_checks_its_input(auto):
+    assert httpx.get(auto.url + "/admin/promotions").status_code == 401
+    for params in ({"state": "bogus"}, {"state": ""}, {"limit": "0"}, {"limit": "x"}, {"tenant": "a\x00b"}):
+        r = httpx.get(auto.url + "/admin/promotions", params=params, headers={"Authorization": f"Bearer {ADMIN}"})
+        assert r.status_code == 400, (params, r.text)
+        assert r.json()["error"]["type"] == "invalid_request_error"
+    r = httpx.get(auto.url + "/admin/entries", params={"promotion": "promoted"},
+                  headers={"Authorization": f"Bearer {ADMIN}"})
+    assert r.status_code == 200 and all(e["promotion"] == "promoted" for e in r.json()["entries"])
