@@ -90,13 +90,19 @@ def test_auto_promotes_on_agreeing_sessions_and_serves_only_its_tenant(auto):
     assert metric(auto.url, "semcache_promotions_total", ADMIN) >= 1
 
 
+def promoted(server, question):
+    """Five users; the first one's answer promoted by the agreeing answers of the next two."""
+    u = sessions(5)
+    first = ask(server, question, u[0])[0]["x-cache-id"]
+    for s in u[1:3]:
+        ask(server, question, s)
+    wait_promotion(server, first, "promoted")
+    return u, first
+
+
 def test_one_signal_from_another_user_demotes(auto):
     question = f"Where can I download last month's invoice, account type {uuid.uuid4().int % 90 + 10}?"
-    u = sessions(5)
-    first = ask(auto, question, u[0])[0]["x-cache-id"]
-    for s in u[1:3]:
-        ask(auto, question, s)
-    wait_promotion(auto, first, "promoted")
+    u, first = promoted(auto, question)
     h, _ = ask(auto, question, u[3])
     assert h["x-cache"] == "HIT"
     r = httpx.post(auto.url + "/v1/feedback", json={"cache_id": first, "signal": "negative"},
@@ -109,11 +115,7 @@ def test_one_signal_from_another_user_demotes(auto):
 
 def test_that_is_wrong_after_a_promoted_hit_demotes_it(auto):
     question = f"How do I reset my password on the mobile app, version {uuid.uuid4().int % 90 + 10}?"
-    u = sessions(5)
-    first = ask(auto, question, u[0])[0]["x-cache-id"]
-    for s in u[1:3]:
-        ask(auto, question, s)
-    wait_promotion(auto, first, "promoted")
+    u, first = promoted(auto, question)
     h, text = ask(auto, question, u[3])
     assert h["x-cache"] == "HIT"
     follow = [{"role": "user", "content": question}, {"role": "assistant", "content": text},
