@@ -79,6 +79,12 @@ class Alignment:
     reordered: bool = False            # the same content words in another order
     numbers_changed: bool = False
     negation_changed: bool = False
+    kept: int = 0                      # content words of the cached turn found again in the new one
+
+    @property
+    def disjoint(self) -> bool:
+        """Nothing the cached turn asked about is in the new one ("thanks, that helped" after a question)."""
+        return bool(self.removed) and self.kept == 0 and not self.reordered
 
     @property
     def changed(self) -> bool:
@@ -215,6 +221,8 @@ def align(cached: str, new: str) -> Alignment:
         if op != "equal":
             out.removed.extend(ca[i1:i2])
             out.added.extend(cb[j1:j2])
+        else:
+            out.kept += i2 - i1
     if sorted(out.removed) == sorted(out.added) and out.removed:
         out.removed, out.added, out.reordered = [], [], True
     out.numbers_changed = sorted(w.number for w in a if w.number) != sorted(w.number for w in b if w.number)
