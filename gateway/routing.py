@@ -121,6 +121,7 @@ class ReplicaSet:
         self.name = ",".join(r.name for r in self.replicas)
         self._on_retry: Callable[[str], None] | None = None
         self._bundled: bool | None = None          # every replica is the bundled engine (drafts), once known
+        self._hints: set[asyncio.Task] = set()      # prefetch notes in flight (kept so they are not collected)
         if metrics is not None:
             for replica in self.replicas:
                 metrics.backend_healthy.labels(replica.name).set(1)
@@ -196,6 +197,27 @@ class ReplicaSet:
                 else:
                     return False
         return self._bundled
+
+    def hint_soon(self, mode: str, path: str, headers: dict[str, str], body: bytes, affinity: str | None) -> None:
+        """A best-effort note to the replica that will take this request (the bundled engine's KV prefetch),
+        sent in the background: no in-flight accounting, no metrics, no retry, failures ignored. `mode` as
+        for drafts: auto sends it only to the bundled engine."""
+        if self.policy == "round_robin" and len(self.replicas) > 1:
+            return                      # the next request's replica is not known before it is sent
+
+        async def send() -> None:
+            if not await self.accepts_drafts(mode):
+                return
+            replica = self.plan(affinity)[0]
+            try:
+                response = await asyncio.wait_for(replica.upstream.send("POST", path, headers, body),
+                                                  CHECK_TIMEOUT_S)
+                await response.aclose()
+            except (GatewayError, asyncio.TimeoutError, httpx.HTTPError):
+                pass
+        task = asyncio.get_running_loop().create_task(send())
+        self._hints.add(task)
+        task.add_done_callback(self._hints.discard)
 
     async def _owned_by_semcache(self, replica: Replica) -> bool | None:
         try:

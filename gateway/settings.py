@@ -47,6 +47,11 @@ class Settings(BaseSettings):
         "auto", description="on a PARTIAL, send the matched entry's answer as the `semcache.draft` extension "
                             "(speculative decoding in the bundled engine; lossless): auto: only when the "
                             "backend is the bundled engine")
+    backend_prefetch: Literal["auto", "on", "off"] = Field(
+        "auto", description="as a request arrives, before the decision, send the bundled engine a KV prefetch "
+                            "hint (POST /v1/semcache/prefetch with the messages) so that blocks in its host or "
+                            "disk tier load while the cache decides: auto: only when the backend is the bundled "
+                            "engine")
     connect_timeout_s: float = 5.0
     backend_timeout_s: float = Field(300.0, description="longest wait for the upstream's next byte")
     max_connections: int = 256

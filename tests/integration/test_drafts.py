@@ -1,6 +1,7 @@
 """The PARTIAL's draft over real HTTP: a gateway in front of a scripted backend that says it is the bundled
 engine (`owned_by: semcache`) sends the matched entry's answer as `semcache.draft` with a PARTIAL, never with
 a MISS, and never passes on a client's own `semcache` field; in front of another backend it sends none."""
+import time
 import uuid
 
 import httpx
@@ -49,6 +50,15 @@ def test_a_partial_carries_the_matched_answer_as_a_draft_only_to_the_bundled_eng
         miss, partial = partial_turn(gateway, replica)
         assert "semcache" not in miss                     # the client's own extension never passes
         assert (partial.get("semcache") or {}).get("draft") == expected
+        # the KV prefetch note goes out before each decision, to the bundled engine only
+        deadline = time.monotonic() + 5
+        while expected and len(replica.hints) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if expected:
+            assert replica.hints[-1]["body"]["messages"][-1]["content"] == "Raise the budget to 3000 dollars."
+            assert replica.hints[-1]["salt"] == "default"
+        else:
+            assert replica.hints == []
     finally:
         gateway.stop()
         replica.kill()

@@ -29,6 +29,7 @@ class ScriptedReplica:
         self.url = f"http://127.0.0.1:{self.port}"
         self.mode, self.delay = "normal", 0.0
         self.chats: list[dict] = []                   # {"session": x-session-id, "stream": bool}
+        self.hints: list[dict] = []                   # prefetch notes: {"salt": x-cache-salt, "body": ...}
         self.server = None
         self.start()
 
@@ -55,6 +56,10 @@ class ScriptedReplica:
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+                if self.path.endswith("/semcache/prefetch"):
+                    replica.hints.append({"salt": self.headers.get("x-cache-salt"), "body": body})
+                    self._send(202, b'{"status": "accepted"}')
+                    return
                 stream = bool(body.get("stream"))
                 replica.chats.append({"session": self.headers.get("x-session-id"), "stream": stream, "body": body})
                 if replica.mode == "slow":
