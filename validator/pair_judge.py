@@ -130,10 +130,10 @@ def prejudge(new: PairView, cached: PairView) -> Verdict:
     relation = conversation_relation(new, cached)
     if not alignment.changed and relation == "same":
         return Verdict("same", {"same": 1.0, "modify": 0.0, "switch": 0.0}, "alignment", record)
-    if alignment.disjoint:
-        # no content word in common: another request, whatever the model reads into a short reply
-        return Verdict("switch", {"same": 0.0, "modify": 0.0, "switch": 1.0}, "veto:disjoint", record)
-    veto = alignment.vetoed or ("answers" if relation == "answers" else None)
+    # no content word in common ("thanks, that helped" after the question): never the same request, whatever
+    # the model reads into a short reply; `modify` keeps it a PARTIAL where it continues the conversation
+    veto = alignment.vetoed or ("disjoint" if alignment.disjoint else None) or \
+        ("answers" if relation == "answers" else None)
     if veto:
         return Verdict("modify", {"same": 0.0, "modify": 1.0, "switch": 0.0}, f"veto:{veto}", record)
     return Verdict("", {}, "model", record)

@@ -73,8 +73,8 @@ def test_verdict_names_what_decided(judge):
     assert more.label == "modify" and more.by == "veto:numbers"
     weekend = [{"role": "user", "content": "Plan a weekend in Rome"}, {"role": "assistant", "content": "Saturday: ..."}]
     other = judge.judge(weekend + [{"role": "user", "content": "How do I reverse a list in Python?"}], weekend)
-    assert other.by == "veto:disjoint" and other.label == "switch"       # no content word in common
-    thanks = judge.judge(cached + [{"role": "user", "content": "Thanks, that helped!"}], cached)
+    assert other.by == "veto:disjoint" and other.label == "modify"       # no content word in common
+    thanks = judge.judge(weekend + [{"role": "user", "content": "Thanks, that helped!"}], weekend)
     assert thanks.by == "veto:disjoint" and thanks.label != "same"
     changed = judge.judge([{"role": "user", "content": "Plan 3 relaxed days in Rome"}], cached)
     assert changed.by == "model" and abs(sum(changed.probs.values()) - 1) < 1e-3
