@@ -39,6 +39,7 @@ class AsyncEngine:
         if self._thread is not None:
             self._thread.join(timeout=10)
             self._thread = None
+        self.engine.close()
 
     @property
     def healthy(self) -> bool:
@@ -72,6 +73,11 @@ class AsyncEngine:
                 self._commands.append(("abort", (request_id,)))   # client went away: free its blocks
                 self._wake.set()
 
+    def prefetch(self, prompt_token_ids: list[int], cache_salt: str = "") -> None:
+        """Queue a prefetch hint: the engine thread starts loading the prefix from the KV tiers."""
+        self._commands.append(("prefetch", (prompt_token_ids, cache_salt)))
+        self._wake.set()
+
     def _deliver(self, request_id: str, item) -> None:
         target = self._queues.get(request_id)
         if target is not None:
@@ -83,6 +89,12 @@ class AsyncEngine:
             kind, args = self._commands.popleft()
             if kind == "abort":
                 self.engine.abort(*args)
+                continue
+            if kind == "prefetch":
+                try:
+                    self.engine.prefetch(*args)
+                except Exception:            # a hint: failing it costs a recompute, never a request
+                    log.exception("prefetch failed")
                 continue
             try:
                 self.engine.add_request(*args)

@@ -10,6 +10,11 @@ With an INT8 cold pool, a cached block whose last user leaves is demoted:
 its identity moves to a cold block at once, the hot block is freed, and the
 model runner quantizes the data before the next forward pass. Blocks of a
 protected prefix (the system prompt) are never demoted.
+
+With KV tiers (kv_tiers.py), `on_evict` sees every evicted cached block while
+its data is still intact, so it can be copied to the host tier; blocks loaded
+back from a tier are `install`ed as cached blocks, pinned for the sequences
+waiting on them until they are admitted.
 """
 from __future__ import annotations
 
@@ -34,7 +39,7 @@ def hash_block(parent_hash: int | None, token_ids: tuple[int, ...], extra_keys: 
 
 
 class Block:
-    __slots__ = ("block_id", "ref_count", "hash", "token_ids", "parent", "children", "protected",
+    __slots__ = ("block_id", "ref_count", "hash", "parent_hash", "token_ids", "parent", "children", "protected",
                  "frequency", "last_access", "depth_tokens", "num_users", "version")
 
     def __init__(self, block_id: int):
@@ -45,6 +50,7 @@ class Block:
 
     def reset(self) -> None:
         self.hash: int | None = None
+        self.parent_hash: int | None = None      # the chain's previous block, cached here or not
         self.token_ids: tuple[int, ...] = ()
         self.parent: Block | None = None
         self.children: set[Block] = set()      # cached blocks whose parent this is
@@ -52,8 +58,8 @@ class Block:
         self.frequency, self.last_access, self.depth_tokens, self.num_users = 0.0, 0.0, 0, 0
 
     def take_identity(self, other: "Block") -> None:
-        for name in ("hash", "token_ids", "parent", "children", "protected", "frequency", "last_access",
-                     "depth_tokens", "num_users"):
+        for name in ("hash", "parent_hash", "token_ids", "parent", "children", "protected", "frequency",
+                     "last_access", "depth_tokens", "num_users"):
             setattr(self, name, getattr(other, name))
 
 
@@ -92,6 +98,7 @@ class BlockManager:
         self.num_evictions = 0
         self.num_demotions = 0
         self.pending_demotions: list[tuple[int, int]] = []       # (hot id, cold index) awaiting the copy
+        self.on_evict: Callable[[Block], None] | None = None     # sees an evicted block before it is reset
 
     # ---- capacity (of the hot pool, where every new token is written) ---
     @property
@@ -152,6 +159,7 @@ class BlockManager:
         seq.num_computed_tokens = len(matched) * self.block_size
         if seq.num_output_tokens == 0:      # a preempted sequence's re-admission is not a prompt hit
             seq.num_cached_tokens = seq.num_computed_tokens
+        self.unpin(seq)                     # its own references hold the loaded blocks now
 
     def ensure_slots(self, seq: Sequence, num_new_tokens: int) -> bool:
         """Grow the block table to hold `num_new_tokens` more tokens; False if out of blocks."""
@@ -180,7 +188,7 @@ class BlockManager:
             block = self.blocks[seq.block_table[i]]
             if block.hash is not None or h in self.cached:
                 continue    # already published, or an identical block exists (computed concurrently)
-            block.hash, block.token_ids = h, tokens
+            block.hash, block.parent_hash, block.token_ids = h, parent_hash, tokens
             block.depth_tokens = (i + 1) * self.block_size
             block.protected = i < protected
             # link to whichever block the chain lookup reaches, so it cannot be evicted before us
@@ -195,6 +203,7 @@ class BlockManager:
         """Release a sequence's blocks, tail first; hashed blocks stay cached (demoted if cold is on)."""
         self._release_tail(seq, 0)
         seq.block_hashes = []
+        self.unpin(seq)
 
     def trim(self, seq: Sequence, num_tokens: int) -> None:
         """Give back the blocks past the first `num_tokens` tokens (slots of rejected draft tokens)."""
@@ -211,6 +220,44 @@ class BlockManager:
             elif not self._demote(block):
                 self._release(block)
         del seq.block_table[keep:]
+
+    # ---- blocks loaded back from the KV tiers --------------------------------
+    def install(self, block_hash: int, token_ids: tuple[int, ...], parent_hash: int | None, depth_tokens: int,
+                protected: bool, frequency: float, last_access: float, num_users: int) -> Block:
+        """A free hot block takes a tier block's identity (the caller copies its data in). It comes back
+        referenced once: the caller pins it for its waiters and then `release`s that reference."""
+        block = self._take_free(self.hot)
+        block.ref_count = 1
+        block.hash, block.parent_hash, block.token_ids = block_hash, parent_hash, token_ids
+        block.depth_tokens, block.protected = depth_tokens, protected
+        block.frequency, block.last_access, block.num_users = frequency, last_access, num_users
+        parent = self.cached.get(parent_hash) if parent_hash is not None else None
+        if parent is not None:
+            block.parent = parent
+            parent.children.add(block)
+        self.cached[block_hash] = block
+        return block
+
+    def pin(self, seq: Sequence, blocks: list[Block]) -> None:
+        """Hold blocks for a waiting sequence (its prefix, just loaded) so eviction cannot take them."""
+        for block in blocks:
+            self._acquire(block)
+            seq.pinned.append(block.block_id)
+
+    def unpin(self, seq: Sequence) -> None:
+        pinned, seq.pinned = seq.pinned, []
+        self.release([self.blocks[i] for i in pinned])
+
+    def release(self, blocks: list[Block]) -> None:
+        """Drop one reference from each block, tail first (as a finished sequence does)."""
+        for block in reversed(blocks):
+            block.ref_count -= 1
+            if block.ref_count:
+                continue
+            if block.hash is None:
+                self.hot.empty.append(block.block_id)
+            elif not self._demote(block):
+                self._release(block)
 
     def take_demotions(self) -> list[tuple[int, int]]:
         pending, self.pending_demotions = self.pending_demotions, []
@@ -258,6 +305,8 @@ class BlockManager:
         raise RuntimeError("no free KV block (caller must check num_free first)")
 
     def _evict(self, block: Block) -> None:
+        if self.on_evict is not None:
+            self.on_evict(block)            # its data is intact until the caller reuses the slot
         del self.cached[block.hash]
         parent = block.parent
         self._pool(block).num_evictable -= 1

@@ -19,6 +19,13 @@ class EngineConfig:
     enable_prefix_caching: bool = True
     speculative: str = "auto"               # auto | ngram | draft | off: where decode drafts come from
     data_dir: str | None = None
+    # KV tiers below the pool (kv_tiers.py): capacities in bytes, None = the default, 0 = off.
+    # Host: a safe share of available memory. Disk: on when data_dir is set, under <data_dir>/kv_tier.
+    kv_host_tier: int | None = None
+    kv_disk_tier: int | None = None
+    kv_host_dtype: str = "int8"             # fp | int8 | int4 (system-prompt blocks: always fp)
+    kv_disk_dtype: str = "int4"
+    kv_tier_policy: str = "cost"            # cost | load | recompute: what to do with a prefix found in a tier
 
     def __post_init__(self) -> None:
         if self.block_size not in (16, 32, 64):
@@ -29,5 +36,12 @@ class EngineConfig:
             raise ValueError("speculative must be auto, ngram, draft or off")
         if self.eviction not in ("cost", "lru"):
             raise ValueError("eviction must be 'cost' or 'lru'")
+        for dtype in (self.kv_host_dtype, self.kv_disk_dtype):
+            if dtype not in ("fp", "int8", "int4"):
+                raise ValueError("kv tier dtypes must be fp, int8 or int4")
+        if self.kv_tier_policy not in ("cost", "load", "recompute"):
+            raise ValueError("kv_tier_policy must be cost, load or recompute")
+        if (self.kv_host_tier or 0) < 0 or (self.kv_disk_tier or 0) < 0:
+            raise ValueError("kv tier sizes must be >= 0")
         if self.max_num_batched_tokens < 1 or self.max_num_seqs < 1 or self.max_model_len < 2:
             raise ValueError("max_num_batched_tokens, max_num_seqs and max_model_len must be positive")

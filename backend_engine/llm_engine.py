@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import bisect
+import hashlib
 import logging
 import time
 from dataclasses import dataclass, field
@@ -11,12 +12,15 @@ import torch
 
 from backend_engine.block_manager import BlockManager
 from backend_engine.config import EngineConfig
+from backend_engine.kv_tiers import TierStore, default_disk_bytes, default_host_bytes
 from backend_engine.loader import LoadedModel, load_model
 from backend_engine.model_runner import ModelRunner, kv_bytes_per_block
 from backend_engine.sampling import SamplingParams, sample
 from backend_engine.scheduler import Scheduler
 from backend_engine.sequence import Sequence
 from backend_engine.speculative import SpecState, verify
+from backend_engine.tier_cost import Rates, calibrate_loads, calibrate_prefill
+from backend_engine.tier_manager import TierManager
 from kernels import ColdBlocks
 
 log = logging.getLogger("semcache.engine")
@@ -96,6 +100,7 @@ class LLMEngine:
             log.warning("model has a %d-token sliding window; context limited to it", window)
             self.capacity_tokens = window
         self.stats = EngineStats()
+        self.tiers = self._build_tiers(config)
         self.sequences: dict[str, Sequence] = {}
         eos = set(loaded.config.eos_token_ids)
         if getattr(self.tokenizer, "eos_token_id", None) is not None:
@@ -103,6 +108,54 @@ class LLMEngine:
         self.eos_token_ids = eos
         log.info("engine ready: model=%s blocks=%d x %d tokens (+%d int8 cold), max_model_len=%d, eviction=%s",
                  self.model_name, num_blocks, config.block_size, num_cold, config.max_model_len, config.eviction)
+
+    def _build_tiers(self, config: EngineConfig) -> TierManager | None:
+        """Host and disk tiers under the pool, and the start-up rates for the recompute-or-load rule."""
+        if not config.enable_prefix_caching:
+            return None
+        host = default_host_bytes() if config.kv_host_tier is None else config.kv_host_tier
+        # block hashes cover tokens and salt, not the model: each model (and block shape) gets its own folder
+        disk_dir = Path(config.data_dir) / "kv_tier" / self._kv_identity() if config.data_dir else None
+        disk = 0
+        if disk_dir is not None:
+            disk = default_disk_bytes(disk_dir) if config.kv_disk_tier is None else config.kv_disk_tier
+        if not host and not disk:
+            return None
+        head_dim = self.model_config.head_dim
+        host_dtype, disk_dtype = config.kv_host_dtype, config.kv_disk_dtype
+        if head_dim % 32 and "int4" in (host_dtype, disk_dtype):
+            log.warning("head_dim %d is not a multiple of the INT4 group (32): int8 instead", head_dim)
+            host_dtype, disk_dtype = (d if d != "int4" else "int8" for d in (host_dtype, disk_dtype))
+        store = TierStore(host, host_dtype, disk_dir, disk, disk_dtype, policy=config.eviction)
+        rates = Rates()
+        calibrate_prefill(self, rates)
+        calibrate_loads(self, store, rates)
+        log.info("kv tiers: host %d MiB (%s), disk %d MiB (%s, %d blocks found), policy=%s; prefill %.0f tok/s, "
+                 "load %s", host >> 20, host_dtype, disk >> 20, disk_dtype, len(store.entries),
+                 config.kv_tier_policy, 1 / rates.token_s,
+                 {t: f"{1 / b / 2**20:.0f} MiB/s" for t, b in rates.byte_s.items() if t in store.tiers})
+        return TierManager(store, self.block_manager, self.runner, rates, config.kv_tier_policy,
+                           config.max_num_batched_tokens)
+
+    def _kv_identity(self) -> str:
+        """Names what a block's K/V depend on besides its tokens: the weights (a fingerprint) and the shapes."""
+        cfg, model = self.model_config, self.runner.model
+        h = hashlib.blake2b(digest_size=8)
+        h.update(f"{self.model_name}|{cfg.num_layers}|{cfg.num_kv_heads}|{cfg.head_dim}|{self.config.block_size}|"
+                 f"{next(model.parameters()).dtype}".encode())
+        for _, param in list(model.named_parameters())[:3] + list(model.named_parameters())[-2:]:
+            h.update(param.detach().flatten()[:4096].float().cpu().numpy().tobytes())
+        return h.hexdigest()
+
+    def prefetch(self, prompt_token_ids: list[int], cache_salt: str = "") -> int:
+        """Start bringing a prompt's prefix up from the KV tiers; returns the blocks requested."""
+        if self.tiers is None or not prompt_token_ids:
+            return 0
+        return self.tiers.prefetch(list(prompt_token_ids), cache_salt)
+
+    def close(self) -> None:
+        if self.tiers is not None:
+            self.tiers.close()
 
     # ---- requests -------------------------------------------------------
     def apply_chat_template(self, messages: list[dict]) -> list[int]:
@@ -156,13 +209,20 @@ class LLMEngine:
 
     # ---- one step -------------------------------------------------------
     def step(self) -> list[RequestOutput]:
+        if self.tiers is not None:
+            self.tiers.before_schedule(self.scheduler.waiting)
         proposing = self._propose()
         scheduled = self.scheduler.schedule()
         self._fit_drafts(proposing, scheduled)
         self.runner.apply_demotions(self.block_manager.take_demotions())
         if not scheduled:
+            if self.tiers is not None:
+                self.tiers.wait_for_loads(0.02)      # only loads are left to wait for
             return []
+        started = time.perf_counter()
         logits = self.runner.run(scheduled)
+        if self.tiers is not None:
+            self.tiers.observe_step(scheduled, time.perf_counter() - started)
         return self.postprocess(scheduled, logits)
 
     # ---- speculation ----------------------------------------------------

@@ -57,12 +57,58 @@ class EngineCollector:
                                 value=s.decode_tokens / s.decode_steps if s.decode_steps else 0.0)
         yield GaugeMetricFamily("semcache_engine_requests_running", "Running sequences", value=len(sched.running))
         yield GaugeMetricFamily("semcache_engine_requests_waiting", "Waiting sequences", value=len(sched.waiting))
+        yield from _tier_metrics(e)
         cumulative, buckets = 0, []
         for bound, count in zip(list(TTFT_BUCKETS) + [float("inf")], s.ttft_bucket_counts):
             cumulative += count
             buckets.append(("+Inf" if bound == float("inf") else str(bound), cumulative))
         yield HistogramMetricFamily("semcache_engine_time_to_first_token_seconds", "Time to first token",
                                     buckets=buckets, sum_value=s.ttft_sum)
+
+
+def _tier_metrics(e: LLMEngine):
+    """The KV tiers: hits per tier, bytes loaded, loads vs recomputes, prefill time saved, start-up rates."""
+    if e.tiers is None:
+        return
+    t, store, rates = e.tiers.counters, e.tiers.store, e.tiers.rates
+    hits = CounterMetricFamily("semcache_engine_kv_tier_hits_blocks", "Blocks read from a KV tier for a load",
+                               labels=["tier"])
+    used = GaugeMetricFamily("semcache_engine_kv_tier_bytes", "Bytes held in a KV tier", labels=["tier"])
+    capacity = GaugeMetricFamily("semcache_engine_kv_tier_capacity_bytes", "Capacity of a KV tier",
+                                 labels=["tier"])
+    blocks = GaugeMetricFamily("semcache_engine_kv_tier_blocks", "Blocks held in a KV tier", labels=["tier"])
+    bandwidth = GaugeMetricFamily("semcache_engine_kv_tier_load_bandwidth_bytes_per_second",
+                                  "Measured at start-up: read, verify, dequantize and copy into the pool",
+                                  labels=["tier"])
+    for name, tier in store.tiers.items():
+        hits.add_metric([name], store.stats.hits[name])
+        used.add_metric([name], tier.used)
+        capacity.add_metric([name], tier.capacity)
+        blocks.add_metric([name], tier.count)
+        bandwidth.add_metric([name], 1.0 / rates.byte_s[name] if rates.byte_s.get(name) else 0.0)
+    yield from (hits, used, capacity, blocks, bandwidth)
+    yield CounterMetricFamily("semcache_engine_kv_tier_bytes_loaded", "Bytes read from the KV tiers",
+                              value=store.stats.bytes_loaded)
+    yield CounterMetricFamily("semcache_engine_kv_tier_loaded_blocks", "Blocks loaded into the pool from a tier",
+                              value=t.loaded_blocks)
+    yield CounterMetricFamily("semcache_engine_kv_tier_recomputed_blocks", "Blocks found in a tier but recomputed "
+                              "(cheaper by the cost rule, no room, or a failed read)", value=t.recomputed_blocks)
+    yield CounterMetricFamily("semcache_engine_kv_tier_prefetches", "Prefetch hints received", value=t.prefetches)
+    yield CounterMetricFamily("semcache_engine_kv_tier_prefill_seconds_saved",
+                              "Estimated prefill time of the loaded blocks minus the time spent loading them",
+                              value=t.prefill_seconds_saved)
+    yield CounterMetricFamily("semcache_engine_kv_tier_stored_blocks", "Blocks evicted from the pool into a tier",
+                              value=store.stats.stored)
+    yield CounterMetricFamily("semcache_engine_kv_tier_demoted_blocks", "Blocks moved from host memory to disk",
+                              value=store.stats.moved_down)
+    yield CounterMetricFamily("semcache_engine_kv_tier_dropped_blocks", "Blocks dropped from the bottom tier",
+                              value=store.stats.dropped)
+    yield CounterMetricFamily("semcache_engine_kv_tier_corrupt_files", "Disk tier files that failed their "
+                              "checksum: skipped, deleted, never served", value=store.num_corrupt)
+    yield GaugeMetricFamily("semcache_engine_prefill_tokens_per_second", "Measured at start-up (linear part)",
+                            value=1.0 / rates.token_s)
+    yield GaugeMetricFamily("semcache_engine_prefill_attention_seconds_per_token_pair",
+                            "Measured at start-up: attention cost per (new token, visible token)", value=rates.attn_s)
 
 
 def render(engine: LLMEngine) -> bytes:

@@ -6,6 +6,7 @@ import torch
 from backend_engine.model import AttentionBatch, CausalLM
 from backend_engine.sequence import Sequence
 from kernels import ColdBlocks, demote_blocks
+from kernels.int8 import dequantize
 
 
 def kv_bytes_per_block(model: CausalLM, block_size: int, dtype: torch.dtype) -> int:
@@ -36,6 +37,28 @@ class ModelRunner:
         cold_ids = [c for _, c in demotions]
         for k_cache, v_cache, cold in self.kv_caches:
             demote_blocks(k_cache, v_cache, cold, hot_ids, cold_ids)
+
+    @torch.inference_mode()
+    def read_block(self, block_id: int) -> torch.Tensor:
+        """One block's K/V for every layer, [num_layers, 2, block_size, Hkv, D] (INT8 cold blocks
+        dequantized), copied out of the pool for a KV tier."""
+        layers = []
+        for k_cache, v_cache, cold in self.kv_caches:
+            if cold is not None and block_id >= cold.first_id:
+                i = block_id - cold.first_id
+                kv = (dequantize(cold.k[i], cold.k_scale[i]), dequantize(cold.v[i], cold.v_scale[i]))
+                layers.append(torch.stack(kv).to(k_cache.dtype))
+            else:
+                layers.append(torch.stack((k_cache[block_id], v_cache[block_id])))
+        return torch.stack(layers)
+
+    @torch.inference_mode()
+    def write_block(self, block_id: int, data: torch.Tensor) -> None:
+        """Copy a block loaded from a KV tier into a hot block of the pool."""
+        data = data.to(self.device)
+        for layer, (k_cache, v_cache, _) in enumerate(self.kv_caches):
+            k_cache[block_id].copy_(data[layer, 0])
+            v_cache[block_id].copy_(data[layer, 1])
 
     @torch.inference_mode()
     def run(self, scheduled: list[tuple[Sequence, int]]) -> dict[int, torch.Tensor]:

@@ -245,3 +245,20 @@ def parse_completion(raw: bytes, header_salt: str | None = None, trusted: bool =
         params.max_tokens = 16                  # the OpenAI default for /v1/completions
     return GenerationRequest(model=body.get("model"), stream=stream, include_usage=usage,
                              params=params, prompt=prompt, cache_salt=_salt(body, header_salt))
+
+
+def parse_prefetch(raw: bytes, header_salt: str | None = None,
+                   trusted: bool = False) -> tuple[list[dict] | None, str | list[int] | None, str]:
+    """`POST /v1/semcache/prefetch`: {"messages": [...]} (chat, templated like a chat request), or
+    {"prompt": "text" | [token ids]} / {"prompt_token_ids": [...]}; the salt as for chat requests."""
+    body = decode_body(raw)
+    _reject_internal(body, trusted)
+    if body.get("messages") is not None:
+        return parse_messages(body["messages"]), None, _salt(body, header_salt)
+    prompt = body.get("prompt_token_ids", body.get("prompt"))
+    if isinstance(prompt, list):
+        if not prompt or not all(isinstance(t, int) and not isinstance(t, bool) and t >= 0 for t in prompt):
+            raise bad("'prompt_token_ids' must be a non-empty list of token ids", "prompt_token_ids")
+    elif not isinstance(prompt, str) or not prompt:
+        raise bad("a prefetch needs 'messages', 'prompt' or 'prompt_token_ids'", "messages")
+    return None, prompt, _salt(body, header_salt)

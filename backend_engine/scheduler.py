@@ -45,8 +45,11 @@ class Scheduler:
                 i += 1
                 continue
             break
-        while self.waiting and budget > 0 and not preempted and len(self.running) < self.config.max_num_seqs:
-            seq = self.waiting[0]
+        for seq in list(self.waiting):
+            if budget <= 0 or preempted or len(self.running) >= self.config.max_num_seqs:
+                break
+            if seq.loading is not None:
+                continue                    # its prefix is coming up from a KV tier; others go meanwhile
             matched = []
             if self.config.enable_prefix_caching:
                 ok, matched = self.block_manager.can_admit(seq, budget)
@@ -54,7 +57,7 @@ class Scheduler:
                 ok = self.block_manager.num_free >= self.block_manager.blocks_needed(min(len(seq), budget))
             if not ok:
                 break
-            self.waiting.popleft()
+            self.waiting.remove(seq)
             self.block_manager.admit(seq, matched)
             if seq.num_output_tokens == 0:
                 self.prefix_query_tokens += len(seq)
@@ -83,6 +86,7 @@ class Scheduler:
         # recompute later: computed blocks stay in the prefix cache, so most come back as hits
         self.block_manager.free(seq)
         seq.num_computed_tokens = 0
+        seq.tier_checked = False             # what it loses may be found in the tiers again
         seq.status = SequenceStatus.WAITING
         self.waiting.appendleft(seq)
         self.num_preemptions += 1

@@ -41,6 +41,11 @@ class Sequence:
         self.generator = torch.Generator().manual_seed(params.seed) if params.seed is not None else None
         self.spec = SpecState()                 # speculative decoding (drafts from a reference text, the context)
         self.num_draft = 0                      # draft tokens at the end of token_ids during a step
+        # KV tiers: the job loading this sequence's prefix from host/disk (not scheduled until it is done),
+        # whether the tiers were searched for its prefix, and pool blocks held for it until admission
+        self.loading = None
+        self.tier_checked = False
+        self.pinned: list[int] = []
         # detokenization state
         self.output_text = ""
         self.num_sent_chars = 0

@@ -17,7 +17,8 @@ from litestar.response import Stream
 from backend_engine.async_engine import AsyncEngine, EngineDead
 from backend_engine.llm_engine import LLMEngine, PromptTooLong, RequestOutput
 from backend_engine.metrics import render
-from backend_engine.protocol import GenerationRequest, OpenAIError, bad, parse_chat, parse_completion
+from backend_engine.protocol import (GenerationRequest, OpenAIError, bad, parse_chat, parse_completion,
+                                      parse_prefetch)
 
 log = logging.getLogger("semcache.engine.server")
 
@@ -191,6 +192,29 @@ def create_app(engine: LLMEngine, internal_token: str | None = None) -> Litestar
         return await service.run(request, parse_completion(await request.body(), request.headers.get("x-cache-salt"),
                                                            is_trusted(request, internal_token)), chat=False)
 
+    @post("/v1/semcache/prefetch", status_code=202)
+    async def prefetch(request: Request) -> Response:
+        """A hint that a request with this prefix is coming: start loading its KV blocks from the host and
+        disk tiers into the pool now. Answers at once (202); other backends simply 404 it."""
+        messages, prompt, salt = parse_prefetch(await request.body(), request.headers.get("x-cache-salt"),
+                                                is_trusted(request, internal_token))
+        if messages is not None:
+            try:
+                ids = engine.apply_chat_template(messages)
+            except Exception as exc:
+                raise bad(f"the chat template rejected these messages: {exc}", "messages") from None
+        elif isinstance(prompt, str):
+            ids = engine.tokenizer.encode(prompt, add_special_tokens=False)
+        else:
+            ids = list(prompt)
+            if max(ids) >= engine.model_config.vocab_size:
+                raise bad("token id out of range", "prompt_token_ids")
+        enabled = engine.tiers is not None
+        if enabled:
+            async_engine.prefetch(ids, salt)
+        return Response(content={"status": "accepted" if enabled else "ignored", "prompt_tokens": len(ids)},
+                        status_code=202)
+
     @get("/v1/models")
     async def models() -> dict:
         return {"object": "list", "data": [{"id": engine.model_name, "object": "model", "created": 0,
@@ -206,7 +230,7 @@ def create_app(engine: LLMEngine, internal_token: str | None = None) -> Litestar
         return render(engine)
 
     return Litestar(
-        route_handlers=[chat_completions, completions, models, healthz, metrics],
+        route_handlers=[chat_completions, completions, prefetch, models, healthz, metrics],
         on_startup=[lambda: async_engine.start()],
         on_shutdown=[lambda: async_engine.shutdown()],
         exception_handlers={OpenAIError: _openai_error_handler, HTTPException: _http_error_handler,

@@ -46,5 +46,9 @@ def paged_extend_attention(q, k_cache, v_cache, block_tables, prefix_lens, exten
                                                  scale, cold)
 
 
-__all__ = ["ColdBlocks", "backend_for", "demote_blocks", "paged_decode_attention", "paged_extend_attention",
-           "store_kv"]
+def dequantize_int4(packed, scale, zero, dtype=torch.float32):
+    return backend_for(packed).dequantize_int4(packed, scale, zero, dtype)
+
+
+__all__ = ["ColdBlocks", "backend_for", "demote_blocks", "dequantize_int4", "paged_decode_attention",
+           "paged_extend_attention", "store_kv"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from kernels import int4
 from kernels.int8 import ColdBlocks, dequantize
 
 
@@ -110,3 +111,9 @@ def paged_extend_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torc
         out[start:start + extend] = o[0].transpose(0, 1).to(q.dtype)
         start += extend
     return out
+
+
+def dequantize_int4(packed: torch.Tensor, scale: torch.Tensor, zero: torch.Tensor,
+                    dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """INT4 group-wise blocks -> `dtype` (see kernels.int4)."""
+    return int4.dequantize(packed, scale, zero, dtype)

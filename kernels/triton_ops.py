@@ -249,3 +249,31 @@ def paged_extend_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torc
         GROUP=num_q_heads // num_kv_heads, HEAD_DIM=head_dim, BLOCK_D=_pow2(head_dim, MIN_DOT), PAGE=page,
         BLOCK_M=EXTEND_BLOCK_M, HAS_COLD=cold is not None)
     return out
+
+
+# ---- INT4 dequantization (tier blocks coming back into the pool) -------------
+@triton.jit
+def _dequantize_int4_kernel(packed_ptr, scale_ptr, zero_ptr, out_ptr, HEAD_DIM: tl.constexpr,
+                            GROUP: tl.constexpr, BLOCK_D: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK_D)
+    ok = offs < HEAD_DIM
+    byte = tl.load(packed_ptr + row * (HEAD_DIM // 2) + offs // 2, mask=ok, other=0).to(tl.int32)
+    nibble = tl.where(offs % 2 == 0, byte & 15, byte >> 4).to(tl.float32)
+    groups: tl.constexpr = HEAD_DIM // GROUP
+    scale = tl.load(scale_ptr + row * groups + offs // GROUP, mask=ok, other=0.0)
+    zero = tl.load(zero_ptr + row * groups + offs // GROUP, mask=ok, other=0.0)
+    tl.store(out_ptr + row * HEAD_DIM + offs, (nibble * scale + zero).to(out_ptr.dtype.element_ty), mask=ok)
+
+
+def dequantize_int4(packed: torch.Tensor, scale: torch.Tensor, zero: torch.Tensor,
+                    dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """Same semantics as `kernels.int4.dequantize`: [..., D/2] uint8 -> [..., D]."""
+    head_dim = packed.shape[-1] * 2
+    group = head_dim // scale.shape[-1]
+    out = torch.empty((*packed.shape[:-1], head_dim), dtype=dtype, device=packed.device)
+    rows = out.numel() // head_dim
+    if rows:
+        _dequantize_int4_kernel[(rows,)](packed.contiguous(), scale.float().contiguous(), zero.float().contiguous(),
+                                         out, HEAD_DIM=head_dim, GROUP=group, BLOCK_D=_pow2(head_dim))
+    return out
