@@ -55,3 +55,31 @@ def test_speculative_decoding_is_lossless_on_smollm2():
         if draft == reference["text"]:
             assert stats.accepted_draft_tokens >= len(reference["token_ids"]) // 2, stats
             assert stats.decode_steps < len(reference["token_ids"]) // 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype,identical", [("int8", 12), ("int4", 8)])
+def test_quantized_kv_tiers_keep_smollm2_greedy_tokens(dtype, identical, tmp_path):
+    """The real model: a conversation pushed out of a small pool by other sessions comes back from an INT8 or
+    INT4 tier, and its next turn's greedy tokens are those of an engine without tiers: all 12 with INT8, the
+    first 8 with INT4 (measured: INT4 first differs at the 10th token here; docs/engine.md)."""
+    from backend_engine import EngineConfig, LLMEngine
+    from backend_engine.loader import load_model
+    from backend_engine.sampling import SamplingParams
+    from tests.unit.test_kv_tiers import chat
+    loaded = load_model("smollm2", 1024, None)
+    greedy = SamplingParams(max_tokens=12, temperature=0, ignore_eos=True)
+    reference = LLMEngine(EngineConfig(model="smollm2", num_blocks=128, max_model_len=1024, kv_host_tier=0,
+                                       speculative="off"), loaded)
+    _, turn2, _ = chat(reference)
+    expected = reference.generate([turn2], greedy)[0]["token_ids"]
+    engine = LLMEngine(EngineConfig(model="smollm2", num_blocks=32, max_model_len=1024, kv_host_tier=10**8,
+                                    kv_host_dtype=dtype, kv_tier_policy="load", speculative="off"), loaded)
+    chat(engine)
+    for i in range(3):                          # other users' long prompts push the conversation out
+        other = [{"role": "user", "content": f"Summarise chapter {i} of a long story. " + "Once upon a time. " * 60}]
+        engine.generate([engine.apply_chat_template(other)], SamplingParams(max_tokens=1, temperature=0))
+    got = engine.generate([turn2], greedy)[0]
+    assert engine.tiers.counters.loaded_blocks > 0 and got["cached_tokens"] >= 64
+    assert got["token_ids"][:identical] == expected[:identical]
+    engine.close()
