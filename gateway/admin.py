@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 
 from litestar import Request, delete, get, post
@@ -11,7 +10,7 @@ from litestar.params import Parameter
 
 from gateway.auth import admin_guard, authenticate, caller_id
 from gateway.cache import SemanticCache
-from gateway.cache.decision import voter_id
+from gateway.cache.decision import cached_messages, current_user_text, voter_id
 from gateway.cache.warmup import MAX_WARMUP_ENTRIES, check_entry, warm_all
 from gateway.errors import GatewayError, invalid
 from gateway.metrics import GatewayMetrics
@@ -193,11 +192,7 @@ async def list_promotions(cache: SemanticCache, settings: Settings,
 
 
 def _last_user_turn(entry: dict) -> str:
-    try:
-        turns = json.loads(entry.get("request_text") or "{}").get("turns", [])
-    except (ValueError, AttributeError):
-        turns = []
-    return next((t.get("content", "") for t in reversed(turns) if t.get("role") == "user"), "")[:500]
+    return current_user_text(cached_messages(entry))[:500]
 
 
 @get("/admin/entries/{cache_id:str}", guards=[admin_guard], summary="One entry (admin)")

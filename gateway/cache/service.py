@@ -53,6 +53,7 @@ class SemanticCache:
         # identical requests in flight: followers wait for the leader's answer instead of computing it again
         self.flights: dict[tuple, asyncio.Future] = {}
         self._background: set[asyncio.Task] = set()
+        self.evidence_judge = EvidenceJudge(pipeline.fingerprinter.encoder, pipeline.extractor, pipeline.promotion)
 
     @classmethod
     def build(cls, store: CacheStore, metrics: GatewayMetrics, embedding_model: str = "e5-small",
@@ -164,8 +165,7 @@ class SemanticCache:
         add the result to the candidate's evidence (which may promote it). Runs after the response."""
         entry = match["entry"]
         config = self.pipeline.promotion
-        judge = EvidenceJudge(self.pipeline.fingerprinter.encoder, self.pipeline.extractor, config)
-        agreement = judge.agreement(entry["answer_text"], entry.get("key_facts"), answer)
+        agreement = self.evidence_judge.agreement(entry["answer_text"], entry.get("key_facts"), answer)
         if agreement["pii"]:
             return None                  # this answer carries someone's personal data: it proves nothing
         item = {"score": match["score"], **{k: agreement[k] for k in ("facts_equal", "similarity", "agree")},

@@ -68,8 +68,11 @@ def iter_sharegpt(path: Path | None = None):
             yield obj
 
 
+SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant", "chatgpt": "assistant", "system": "system"}
+
+
 def sharegpt_sessions(count: int, path: Path | None = None) -> list[dict]:
-    roles = {"human": "user", "user": "user", "gpt": "assistant", "chatgpt": "assistant", "system": "system"}
+    roles = SHAREGPT_ROLES
     sessions = []
     for obj in iter_sharegpt(path):
         messages = [{"role": roles.get(t.get("from"), ""), "content": t.get("value") or ""}
