@@ -182,8 +182,10 @@ def active_entities(user_texts: list[str]) -> list[str]:
     return out + named + sorted("¬" + key for key in negated)
 
 
-def conflicts(a: list[str], b: list[str]) -> bool:
-    """True when two entity lists cannot describe the same request."""
+def conflict(a: list[str], b: list[str]) -> str | None:
+    """Why two entity lists cannot describe the same request: `value` (another budget, count or date: the
+    same task with a changed constraint), `negation` (an item excluded on one side only) or `names` (names on
+    both sides and none in common: another place, person or product, so another task); None when they can."""
     def split(entities):
         keyed = dict(e.split("=", 1) for e in entities if "=" in e)
         named = [e for e in entities if "=" not in e and not e.startswith("¬")]
@@ -194,9 +196,13 @@ def conflicts(a: list[str], b: list[str]) -> bool:
     kb, nb, xb = split(b)
     for key in ka.keys() & kb.keys():
         if ka[key] != kb[key]:
-            return True
+            return "value"
     if xa != xb or (xa & set(nb)) or (xb & set(na)):
-        return True
-    # names on both sides and none in common: another place, person or product (a name on one side only may
-    # be a reference, "that city", which the pair judge reads)
-    return bool(na) and bool(nb) and not set(na) & set(nb)
+        return "negation"
+    # a name on one side only may be a reference ("that city"), which the pair judge reads
+    return "names" if na and nb and not set(na) & set(nb) else None
+
+
+def conflicts(a: list[str], b: list[str]) -> bool:
+    """True when two entity lists cannot describe the same request."""
+    return conflict(a, b) is not None

@@ -100,7 +100,7 @@ class Alignment:
         return None
 
     def record(self) -> dict:
-        return {"removed": self.removed[:8], "added": self.added[:8], "reordered": self.reordered,
+        return {"removed": self.removed[:8], "added": self.added[:8], "reordered": self.reordered, "kept": self.kept,
                 "numbers_changed": self.numbers_changed, "negation_changed": self.negation_changed}
 
 

@@ -140,7 +140,12 @@ def prejudge(new: PairView, cached: PairView) -> Verdict:
 
 
 def decide(probs: np.ndarray, same_threshold: float) -> str:
-    return "same" if probs[0] >= same_threshold else LABELS[1 + int(np.argmax(probs[1:]))]
+    """`same` only at the card's threshold; below it, `switch` only where the model reads a switch above both
+    other labels: a pair the model thinks is probably the same request, but not surely, is the same task
+    (`modify`), not another one."""
+    if probs[0] >= same_threshold:
+        return "same"
+    return "switch" if int(np.argmax(probs)) == 2 else "modify"
 
 
 class PairJudge:

@@ -34,6 +34,18 @@ class Policy:
     global_scope: bool = False      # an answer may be promoted across users by evidence (never medical_legal)
 
 
+def stricter(a: Policy, b: Policy) -> Policy:
+    """Both domains' rules at once (a session's entry classified into another domain than the new turn):
+    the higher thresholds, direct hits and caching only where both allow them, key facts checked where either
+    checks them."""
+    if a == b:
+        return a
+    return Policy(a.domain if a.domain == b.domain else f"{a.domain}+{b.domain}",
+                  a.cacheable and b.cacheable, a.allow_direct_hit and b.allow_direct_hit,
+                  max(a.accept, b.accept), max(a.candidate, b.candidate), a.key_fact_check or b.key_fact_check,
+                  a.global_scope and b.global_scope)
+
+
 class RiskPolicy:
     def __init__(self, table: dict):
         self.default = table["default"]

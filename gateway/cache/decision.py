@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from functools import partial
 
 from fingerprint import Fingerprint, Fingerprinter
-from fingerprint.entities import conflicts
+from fingerprint.entities import conflict, conflicts
 from gateway.cache.promotion import PromotionConfig, evidence_match, unshareable
 from gateway.cache.request_params import MISMATCHES, GenerationParams, mismatch
 from gateway.cache.signals import is_negative, is_refinement, is_reset
@@ -27,6 +27,7 @@ from gateway.tracing import Tracing
 from validator import KeyFactValidator, RiskPolicy
 from validator.key_facts import message_text
 from validator.pii import pii_kinds
+from validator.risk_policy import stricter
 from validator.pair_judge import PairJudge
 
 log = logging.getLogger("semcache.decision")
@@ -204,19 +205,29 @@ class DecisionPipeline:
             where = SearchFilter(req.tenant, req.session_id, fp.tags.intent_domain, fp.system_prompt_version)
             found = self.store.search(fp.vector, where, self.search_k)
         mine = fp.tags.active_entities
-        agree = [(e, s) for e, s in found if not conflicts(mine, (e.get("tags") or {}).get("active_entities", []))]
-        gates: dict = {"candidates": len(found), "entity_conflicts": len(found) - len(agree)}
-        if not agree or agree[0][1] < policy.candidate:
-            near = [(e, s) for e, s in found if s >= policy.candidate]
+        # a session's own entry may sit in another domain than this turn: the stricter policy of the two
+        pair = {e["cache_id"]: self._pair_policy(policy, e) for e, _ in found}
+        agree = [(e, s) for e, s in found if not conflicts(mine, (e.get("tags") or {}).get("active_entities", []))
+                 and s >= pair[e["cache_id"]].candidate]
+        gates: dict = {"candidates": len(found), "entity_conflicts": sum(
+            conflicts(mine, (e.get("tags") or {}).get("active_entities", [])) for e, _ in found)}
+        if not agree:
+            near = [(e, s) for e, s in found if s >= pair[e["cache_id"]].candidate]
             if near:
-                # the closest entries name other values (budget, days, place): another entity may be another
-                # task, so this is PARTIAL only as a turn of this conversation
                 entry, score = near[0]
-                return Decision("PARTIAL" if req.in_conversation else "MISS", "entities:conflict", score=score,
-                                entry=entry, gates=gates, **base)
+                kind = conflict(mine, (entry.get("tags") or {}).get("active_entities", []))
+                gates["conflict"] = kind
+                # another budget, count, date or exclusion is the same task changed (PARTIAL in its session);
+                # other names may be another task, so that is PARTIAL only as a turn of this conversation
+                outcome = self._downgrade(req, entry) if kind in ("value", "negation") else \
+                    "PARTIAL" if req.in_conversation else "MISS"
+                return Decision(outcome, "entities:conflict", score=score, entry=entry, gates=gates, **base)
             return Decision("MISS", "band:miss" if found else "no_candidate",
                             score=found[0][1] if found else None, gates=gates, **base)
         entry, score = agree[0]
+        policy = pair[entry["cache_id"]]
+        if policy.domain != fp.tags.intent_domain:
+            gates["policy"] = policy.domain
         downgrade = self._downgrade(req, entry)
         if req.in_conversation and is_refinement(current):
             # "more", "continue", "再详细点": an instruction on the last answer; repeated, it asks for more
@@ -240,6 +251,10 @@ class DecisionPipeline:
         gates["intent_by"] = intent.by
         gates["intent_probs"] = {k: round(v, 3) for k, v in intent.probs.items()}
         gates["changed"] = intent.alignment
+        if "policy" in gates and intent.alignment.get("kept") == 0 and intent.label == "modify":
+            # an entry of another domain, and no content word of its turn asked again: another topic
+            intent.label = gates["intent"] = "switch"
+            gates["intent_by"] = "other_domain"
         if intent.label != "same":
             return f"intent:{intent.label}"
         if not policy.allow_direct_hit:
@@ -250,6 +265,10 @@ class DecisionPipeline:
             if not verdict.ok:
                 return f"validator:{verdict.reason.split(':', 1)[0]}"
         return None
+
+    def _pair_policy(self, policy, entry: dict):
+        domain = entry.get("intent_domain") or (entry.get("tags") or {}).get("intent_domain")
+        return policy if not domain or domain == policy.domain else stricter(policy, self.policies.policy(domain))
 
     @staticmethod
     def _downgrade(req: CacheRequest, entry: dict | None) -> str:

@@ -147,6 +147,8 @@ class VectorIndex:
         self._live: set[int] = set()
         self._parts: dict[tuple, _Partition] = {}
         self._part_of: dict[int, tuple] = {}
+        # a session's partitions by (tenant, version, session): its own entries are searched in every domain
+        self._session_domains: dict[tuple, set[str]] = {}
         self.high_water = 0          # largest seq ever added (the replay cursor)
         self.checkpoint_at = 0.0     # unix time of the last save
 
@@ -162,6 +164,9 @@ class VectorIndex:
         part = self._parts.get(key)
         if part is None:
             part = self._parts[key] = _Partition(self.dim, self.M, self.ef_construction, self.ef_search)
+            tenant, domain, version, scope = key
+            if scope != "*global*":
+                self._session_domains.setdefault((tenant, version, scope), set()).add(domain)
         part.add(label, np.asarray(vector, dtype=np.float32))
         self._part_of[label] = key
 
@@ -255,10 +260,17 @@ class VectorIndex:
         vector = vector / max(float(np.linalg.norm(vector)), 1e-12)
         if where is not None and where.intent_domain and where.system_prompt_version:
             with self._lock:
+                # the global pool of the request's domain, and the session's own entries in any domain: a
+                # conversation's turns are often classified into different domains, and the gates then apply
+                # the stricter policy of the two (DecisionPipeline)
+                keys = [(where.tenant, where.intent_domain, where.system_prompt_version, "*global*")]
+                if where.session_id:
+                    domains = self._session_domains.get((where.tenant, where.system_prompt_version,
+                                                         where.session_id), ())
+                    keys += [(where.tenant, d, where.system_prompt_version, where.session_id) for d in domains]
                 hits: list[tuple[int, float]] = []
-                scopes = ["*global*"] + ([where.session_id] if where.session_id else [])
-                for scope in scopes:
-                    part = self._parts.get((where.tenant, where.intent_domain, where.system_prompt_version, scope))
+                for key in keys:
+                    part = self._parts.get(key)
                     if part is not None:
                         hits += part.search(vector, k)
                 return sorted(hits, key=lambda h: -h[1])[:k]
