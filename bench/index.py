@@ -44,7 +44,8 @@ def dataset(n: int, seed: int = 0):
 def allowed_mask(cols, f: SearchFilter) -> np.ndarray:
     tenant, session, domain, version, scope = cols
     t, s, d, v = (int(x[1:]) for x in (f.tenant, f.session_id, f.intent_domain, f.system_prompt_version))
-    return (tenant == t) & (scope | (session == s)) & (domain == d) & (version == v)
+    # the global pool of the request's domain, and the session's own entries in every domain
+    return (tenant == t) & (version == v) & ((scope & (domain == d)) | (~scope & (session == s)))
 
 
 def rss_mb() -> float:
