@@ -161,6 +161,7 @@ class VectorIndex:
         old = self._part_of.get(label)
         if old is not None and old != key:
             self._parts[old].remove(label)
+            self._drop_if_empty(old)
         part = self._parts.get(key)
         if part is None:
             part = self._parts[key] = _Partition(self.dim, self.M, self.ef_construction, self.ef_search)
@@ -228,7 +229,22 @@ class VectorIndex:
             if label in self._live:
                 self._index.mark_deleted(label)
                 self._live.discard(label)
-                self._parts[self._part_of.pop(label)].remove(label)
+                key = self._part_of.pop(label)
+                self._parts[key].remove(label)
+                self._drop_if_empty(key)
+
+    def _drop_if_empty(self, key: tuple) -> None:
+        # sessions come and go: an emptied partition (and its place in the session's domains) is freed, so
+        # memory follows the live entries
+        if self._parts[key].live > 0:
+            return
+        del self._parts[key]
+        tenant, domain, version, scope = key
+        domains = self._session_domains.get((tenant, version, scope))
+        if domains is not None:
+            domains.discard(domain)
+            if not domains:
+                del self._session_domains[(tenant, version, scope)]
 
     def _ensure_capacity(self, size: int) -> None:
         if size > len(self._table):

@@ -34,6 +34,19 @@ def test_a_session_is_searched_in_every_domain_the_global_pool_only_in_its_own()
     index.remove(2)
     found = {label for label, _ in index.search(unit(1), 10, SearchFilter("acme", "s1", "travel_planning", "v1"))}
     assert found == {1, 5}
+    index.add(2, unit(1), EntryTags("acme", "s1", "session", "chitchat", "v1"))          # back again
+    assert 2 in {label for label, _ in index.search(unit(1), 10, SearchFilter("acme", "s1", "doc_rewrite", "v1"))}
+
+
+def test_emptied_partitions_are_freed():
+    index = VectorIndex(DIM, max_elements=64)
+    for label in range(1, 41):
+        index.add(label, unit(label), EntryTags("acme", f"s{label}", "session", f"d{label % 3}", "v1"))
+    index.add(41, unit(41), EntryTags("acme", None, "global", "d0", "v1"))
+    for label in range(1, 41):
+        index.remove(label)
+    assert len(index._parts) == 1 and not index._session_domains
+    assert [label for label, _ in index.search(unit(41), 5, SearchFilter("acme", "s1", "d0", "v1"))] == [41]
 
 
 def test_session_domains_survive_a_checkpoint(tmp_path):
