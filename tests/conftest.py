@@ -153,6 +153,18 @@ def models_dir() -> str:
     return str(folder)
 
 
+@pytest.fixture()
+def pipeline(tmp_path: Path):
+    """The real decision pipeline (prepared models) over a fresh SQLite store, answers ready at once."""
+    from gateway.cache import SemanticCache
+    from gateway.metrics import GatewayMetrics
+    from gateway.store import StoreConfig, open_store
+    store = open_store(None, None, tmp_path, StoreConfig(ready_delay_s=0))
+    cache = SemanticCache.build(store, GatewayMetrics(), models_dir=Path(models_dir()))
+    yield cache.pipeline
+    store.close()
+
+
 @pytest.fixture(scope="session")
 def cache_gateway(demo_backend):
     """The full deployment: gateway with PostgreSQL, Redis, API keys and an admin token, in front of

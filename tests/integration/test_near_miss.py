@@ -3,14 +3,7 @@ gate turns down) never changes the entry's feedback score; only users' evidence 
 and a run of paraphrases the classifier called `modify` sank a warmed entry until its own question missed.
 
 In process: the real pipeline (configured models) over a fresh SQLite store."""
-from pathlib import Path
-
-import pytest
-
-from gateway.cache import CacheRequest, SemanticCache
-from gateway.metrics import GatewayMetrics
-from gateway.store import StoreConfig, open_store
-from tests.conftest import models_dir
+from gateway.cache import CacheRequest
 from validator.pair_judge import Verdict as PairVerdict
 from validator.key_fact_validator import Verdict
 
@@ -19,14 +12,6 @@ QUESTION = [SYSTEM, {"role": "user", "content": "Plan a 3-day trip to Salzburg f
 ANSWER = ("Day 1: old town, Hohensalzburg fortress, dinner in the Augustiner Brau beer hall.\n"
           "Day 2: Untersberg cable car and the ridge trail, back by bus 25.\n"
           "Day 3: Kapuzinerberg loop in the morning, Hellbrunn palace in the afternoon.")
-
-
-@pytest.fixture()
-def pipeline(tmp_path: Path):
-    store = open_store(None, None, tmp_path, StoreConfig(ready_delay_s=0))
-    cache = SemanticCache.build(store, GatewayMetrics(), models_dir=Path(models_dir()))
-    yield cache.pipeline
-    store.close()
 
 
 def test_near_misses_leave_the_feedback_score_alone(pipeline, monkeypatch):

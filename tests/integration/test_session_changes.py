@@ -1,26 +1,11 @@
 """A changed constraint in the session that wrote the entry is the same task changed (PARTIAL), even on a
 first turn; from another session it is a MISS. In process: the real pipeline over a fresh SQLite store."""
-from pathlib import Path
-
-import pytest
-
-from gateway.cache import CacheRequest, SemanticCache
-from gateway.metrics import GatewayMetrics
-from gateway.store import StoreConfig, open_store
-from tests.conftest import models_dir
+from gateway.cache import CacheRequest
 
 SYSTEM = {"role": "system", "content": "You are a travel assistant. Give short day-by-day plans."}
 ASK = "Plan a 3-day trip to Kyoto for two people with a budget of {} dollars."
 ANSWER = ("Day 1: Fushimi Inari and Gion. Day 2: Arashiyama. Day 3: Kinkaku-ji and Nishiki market. "
           "Estimated total: $1,850 including a mid-range hotel.")
-
-
-@pytest.fixture()
-def pipeline(tmp_path: Path):
-    store = open_store(None, None, tmp_path, StoreConfig(ready_delay_s=0))
-    cache = SemanticCache.build(store, GatewayMetrics(), models_dir=Path(models_dir()))
-    yield cache.pipeline
-    store.close()
 
 
 def ask(amount: int) -> list[dict]:
