@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from functools import partial
 
 from fingerprint import Fingerprint, Fingerprinter
-from fingerprint.entities import conflict, conflicts
+from fingerprint.entities import conflict
 from gateway.cache.promotion import PromotionConfig, evidence_match, unshareable
 from gateway.cache.request_params import MISMATCHES, GenerationParams, mismatch
 from gateway.cache.signals import is_negative, is_refinement, is_reset
@@ -207,16 +207,14 @@ class DecisionPipeline:
         mine = fp.tags.active_entities
         # a session's own entry may sit in another domain than this turn: the stricter policy of the two
         pair = {e["cache_id"]: self._pair_policy(policy, e) for e, _ in found}
-        agree = [(e, s) for e, s in found if not conflicts(mine, (e.get("tags") or {}).get("active_entities", []))
-                 and s >= pair[e["cache_id"]].candidate]
-        gates: dict = {"candidates": len(found), "entity_conflicts": sum(
-            conflicts(mine, (e.get("tags") or {}).get("active_entities", [])) for e, _ in found)}
+        kinds = {e["cache_id"]: conflict(mine, (e.get("tags") or {}).get("active_entities", [])) for e, _ in found}
+        near = [(e, s) for e, s in found if s >= pair[e["cache_id"]].candidate]
+        agree = [(e, s) for e, s in near if kinds[e["cache_id"]] is None]
+        gates: dict = {"candidates": len(found), "entity_conflicts": sum(k is not None for k in kinds.values())}
         if not agree:
-            near = [(e, s) for e, s in found if s >= pair[e["cache_id"]].candidate]
             if near:
                 entry, score = near[0]
-                kind = conflict(mine, (entry.get("tags") or {}).get("active_entities", []))
-                gates["conflict"] = kind
+                kind = gates["conflict"] = kinds[entry["cache_id"]]
                 # another budget, count, date or exclusion is the same task changed (PARTIAL in its session);
                 # other names may be another task, so that is PARTIAL only as a turn of this conversation
                 outcome = self._downgrade(req, entry) if kind in ("value", "negation") else \
@@ -226,7 +224,8 @@ class DecisionPipeline:
                             score=found[0][1] if found else None, gates=gates, **base)
         entry, score = agree[0]
         policy = pair[entry["cache_id"]]
-        if policy.domain != fp.tags.intent_domain:
+        other_domain = entry.get("intent_domain") != fp.tags.intent_domain
+        if other_domain:
             gates["policy"] = policy.domain
         downgrade = self._downgrade(req, entry)
         if req.in_conversation and is_refinement(current):
@@ -234,7 +233,7 @@ class DecisionPipeline:
             return Decision(downgrade, "intent:refine", score=score, entry=entry, gates=gates, **base)
         with watch("gates"):
             gates["band"] = "accept" if score >= policy.accept else "candidate"
-            failed = self.gate(req, entry, policy, gates)
+            failed = self.gate(req, entry, policy, gates, other_domain=other_domain)
         if failed is not None:
             # a gate's doubt is not the entry's fault: only users' evidence (feedback, regenerate, "that's
             # wrong") lowers an entry's feedback score, never a near-miss
@@ -243,7 +242,7 @@ class DecisionPipeline:
                             **base)
         return Decision("HIT", "accept", score=score, entry=entry, gates=gates, **base)
 
-    def gate(self, req: CacheRequest, entry: dict, policy, gates: dict) -> str | None:
+    def gate(self, req: CacheRequest, entry: dict, policy, gates: dict, other_domain: bool = False) -> str | None:
         """The hit gates on one candidate (the pair judge, the domain's direct-hit rule, the key-fact
         validator): None when it passes, else the failing reason. Details go into `gates`."""
         intent = self.intent.judge(req.messages, cached_messages(entry))
@@ -251,7 +250,7 @@ class DecisionPipeline:
         gates["intent_by"] = intent.by
         gates["intent_probs"] = {k: round(v, 3) for k, v in intent.probs.items()}
         gates["changed"] = intent.alignment
-        if "policy" in gates and intent.alignment.get("kept") == 0 and intent.label == "modify":
+        if other_domain and intent.alignment.get("kept") == 0 and intent.label == "modify":
             # an entry of another domain, and no content word of its turn asked again: another topic
             intent.label = gates["intent"] = "switch"
             gates["intent_by"] = "other_domain"
@@ -267,8 +266,8 @@ class DecisionPipeline:
         return None
 
     def _pair_policy(self, policy, entry: dict):
-        domain = entry.get("intent_domain") or (entry.get("tags") or {}).get("intent_domain")
-        return policy if not domain or domain == policy.domain else stricter(policy, self.policies.policy(domain))
+        domain = entry.get("intent_domain")
+        return policy if domain == policy.domain else stricter(policy, self.policies.policy(domain))
 
     @staticmethod
     def _downgrade(req: CacheRequest, entry: dict | None) -> str:
