@@ -204,7 +204,9 @@ def test_sessions_and_tenants_are_isolated(cache_gateway):
     session = new_session()
     (cache_id,) = warm(cache_gateway, [{"messages": user(KYOTO), "answer": KYOTO_ANSWER, "session_id": session,
                                         "tenant": "acme"}])
-    paraphrase = user("Can you plan a three-day Kyoto trip for me with a $2000 budget?")
+    # asked again with other punctuation and politeness: a HIT in its own session (what isolation is tested on;
+    # paraphrase recall has its own held-out floors in tests/unit/test_pair_judge.py)
+    paraphrase = user("plan a 3-day trip to Kyoto with a budget of 2000 dollars, please!")
     assert chat(cache_gateway, paraphrase, session, stop=WARM_STOP)[0]["x-cache"] == "HIT"
     assert chat(cache_gateway, paraphrase, new_session())[0]["x-cache"] == "MISS"          # another session
     assert chat(cache_gateway, paraphrase, session, key=GLOBEX)[0]["x-cache"] == "MISS"     # another tenant

@@ -27,9 +27,11 @@ ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 # the demo model never emits EOS: a stop string ends its answers ("stop", not "length"), so they are cacheable
 SAMPLING = {"temperature": 1.0, "seed": 1, "max_tokens": 48, "stop": ["e"]}   # the demo model ends on "stop"
 FRANCE = "What is the capital of France and what is it famous for?"
-FRANCE_AGAIN = "Which city is the capital of France, and what is it famous for?"
 ITALY = "What is the capital of Italy and what is it famous for?"
-ITALY_AGAIN = "Which city is the capital of Italy, and what is it famous for?"
+# asked again in other case, punctuation and politeness: alignment settles these as the same request, so the
+# HITs these tests wait for do not hang on where the pair model puts a paraphrase near its threshold
+FRANCE_AGAIN = "please, what is the capital of France, and what is it famous for?"
+ITALY_AGAIN = "please, what is the capital of Italy, and what is it famous for?"
 # traffic during the faults: paraphrases (the session's entries are candidates, so the search reads the
 # database); two clients, two questions each, so that no turn repeats the one before (a regenerate)
 PARAPHRASES = ["Tell me the capital of France and what it is famous for.",

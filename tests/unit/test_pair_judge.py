@@ -65,6 +65,30 @@ def test_model_card_states_its_data_and_threshold():
     assert 0.5 <= c["same_threshold"] < 1.0 and c["labels"] == list(LABELS)
 
 
+def test_the_assembled_model_computes_what_was_trained(judge, held_out):
+    """The ONNX model the gateway runs gives the trained network's probabilities: the card's threshold was chosen
+    on those, and p(same) of a same request sits within a few thousandths of it. INT8 layers moved p(same) by up
+    to 0.78 on these pairs and halved `same` recall at the threshold; INT8 embedding tables alone move it by
+    about 0.06 at most."""
+    import numpy as np
+    import torch
+
+    from fingerprint.encoder import resolve_encoder_dir
+    from validator.pair_judge import batch
+    from validator.pair_network import WEIGHTS_FILE, PairNetwork, load_e5, load_trained
+    rows = [r for source in sorted(held_out) for r in held_out[source][:10]]
+    pairs = [(view(r["new"]), view(r["cached"])) for r in rows]
+    network = PairNetwork()
+    load_e5(network, resolve_encoder_dir("e5-small", models_dir=Path(models_dir()))[0])
+    network.load_state_dict(load_trained(WEIGHTS_FILE), strict=False)
+    network.eval()
+    ids, mask = batch([judge.tokens.pair(new, cached) for new, cached in pairs])
+    with torch.no_grad():
+        trained = network(torch.tensor(ids), torch.tensor(mask)).numpy()
+    gap = np.abs(judge.probs(pairs) - trained)
+    print(f"{len(pairs)} pairs: mean |dp| {gap.mean():.4f}, max {gap.max():.4f}")
+    assert gap.mean() <= 0.01 and gap.max() <= 0.15
+
 def test_verdict_names_what_decided(judge):
     cached = [{"role": "user", "content": "Plan 3 days in Rome"}, {"role": "assistant", "content": "Day 1: ..."}]
     repeat = judge.judge([{"role": "user", "content": "plan 3 days in Rome, please!"}], cached)
