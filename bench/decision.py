@@ -36,6 +36,7 @@ from gateway.metrics import GatewayMetrics  # noqa: E402
 from gateway.replay.runner import percentile  # noqa: E402
 from gateway.store import StoreConfig, open_store  # noqa: E402
 from gateway.store.models import CacheEntry  # noqa: E402
+from fingerprint.normalize import normalize_text  # noqa: E402
 
 CITIES = ["Kyoto", "Lisbon", "Rome", "Hangzhou", "Chengdu", "Vienna", "Seoul", "Prague", "Istanbul", "Hanoi"]
 DOMAINS = ["travel_planning", "customer_support", "code_qa", "doc_rewrite", "product_recommendation", "chitchat",
@@ -93,22 +94,24 @@ def run(cache: SemanticCache, turns: int, probes: int, steady: bool, seed: int) 
         cached_q = {"role": "user", "content": ASK[0].format(**slots)}
         answer = ANSWER.format(c=slots["c"], b1=slots["b"] - 150)
         pipeline.warm(CacheRequest("bench", session, [*history, cached_q]), answer, "session")
-        # a unique tail (letters: a digit would read as a changed number) keeps the new turn out of the
-        # encoder's cache, as a new message is on the request path
-        tail = " " + "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(6))
         kind = i % 3
         if kind == 0:      # the last question asked again in other words (edit-and-resend)
-            messages = [*history, {"role": "user", "content": PARAPHRASE[0].format(**slots) + tail}]
+            messages = [*history, {"role": "user", "content": PARAPHRASE[0].format(**slots)}]
         else:              # a changed constraint, or a new question, after the cached answer
             text = rng.choice(CHANGE) if kind == 1 else rng.choice(ASK[1:])
             text = text.format(c=slots["c"], b2=slots["b"] + 1000, d2=slots["d"] + 2)
             messages = [*history, cached_q, {"role": "assistant", "content": answer},
-                        {"role": "user", "content": text + tail}]
+                        {"role": "user", "content": text}]
         if steady:
             pipeline.fingerprinter.prime(messages[:-1])
             # the steady state: the entry was written long before this request, and the encoder's idle time
             # has encoded its side of the classifier (under load that happens on demand, in "gates")
             pipeline.fingerprinter.encoder.settle()
+            # the new turn is encoded on the request path, as a new message is (an earlier probe may have asked
+            # the same words; a tail of random letters would be a changed content word to the pair judge)
+            encoder = pipeline.fingerprinter.encoder
+            with encoder._lock:
+                encoder._cache.pop(normalize_text(messages[-1]["content"]), None)
         else:
             pipeline.fingerprinter.encoder._cache.clear()      # nothing of this conversation encoded yet
         decision = pipeline.decide(CacheRequest("bench", session, messages, store=False))
