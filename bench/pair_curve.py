@@ -1,8 +1,9 @@
 """The pair judge's trade-off on its held-out pairs: `same` recalled against changes let through, by threshold.
 
-    python bench/pair_curve.py [--split val test] [--thresholds 0.9 0.95 0.97 0.98 0.988 0.995]
+    python bench/pair_curve.py [--split val test] [--thresholds 0.9 0.95 0.97 0.98 0.99 0.995]
 
-Runs the judge as the gateway runs it (the assembled ONNX model from the data dir, INT8) over the `val` and
+Runs the judge as the gateway runs it (the assembled ONNX model from the data dir: float32 layers, INT8
+embedding tables) over the `val` and
 `test` groups of validator/training/build_pairs.py. Alignment settles some pairs without the model
 (`prejudge`); the table counts only the pairs left to the model, where the threshold matters: for each
 threshold on p(same), the share of `same` pairs recalled and of `modify`/`switch` pairs judged `same`

