@@ -105,11 +105,30 @@ def resolve_model_dir(spec: str, data_dir: Path | None = None) -> Path | None:
     raise ModelNotFound(f"unknown model {spec!r}: use smollm2, demo, bench, a Hugging Face folder or a .gguf file")
 
 
+def whole_word_token_ids(tokenizer) -> list[int]:
+    """Tokens that are a space and a word the tokenizer encodes as exactly that token.
+
+    Any sequence of them decodes to text that encodes back to the same tokens, as a trained model's
+    answers nearly always do, so the next turn's prompt reuses the KV of the answer it quotes."""
+    ids = []
+    for token_id in range(len(tokenizer)):
+        text = tokenizer.decode([token_id])
+        if len(text) > 1 and text[0] == " " and text[1:].isascii() and text[1:].isalpha() \
+                and tokenizer.encode(text) == [token_id]:
+            ids.append(token_id)
+    return ids
+
+
 def _builtin(name: str, max_model_len: int) -> LoadedModel:
     tokenizer = load_tokenizer(DEMO_TOKENIZER_DIR)
+    # A random model samples byte pieces and half characters whose text re-tokenizes differently, so
+    # its answers would never be found again in the KV cache; it speaks whole words (and EOS) instead.
+    speakable = set(whole_word_token_ids(tokenizer)) | {tokenizer.eos_token_id}
     cfg = ModelConfig(model_type="llama", vocab_size=len(tokenizer), head_dim=32 if name == "demo" else 64,
                       rope_theta=10000.0, max_position_embeddings=4096, tie_word_embeddings=True,
-                      eos_token_ids=[tokenizer.eos_token_id], **BUILTIN_SHAPES[name])
+                      eos_token_ids=[tokenizer.eos_token_id],
+                      suppress_token_ids=[i for i in range(len(tokenizer)) if i not in speakable],
+                      **BUILTIN_SHAPES[name])
     generator = torch.Generator().manual_seed(0)
     model = CausalLM(cfg, max_model_len)
     with torch.no_grad():
@@ -131,6 +150,9 @@ def load_model(spec: str, max_model_len: int, data_dir: Path | None = None,
         return loaded
     folder = resolve_model_dir(spec, data_dir)
     cfg = ModelConfig.from_hf(json.loads((folder / "config.json").read_text()))
+    generation = folder / "generation_config.json"
+    if generation.exists():
+        cfg.suppress_token_ids = list(json.loads(generation.read_text()).get("suppress_tokens") or [])
     files = sorted(folder.glob("*.safetensors"))
     if not files:
         raise ModelNotFound(f"{folder} has no .safetensors weights")

@@ -118,6 +118,11 @@ class CausalLM(nn.Module):
         self.layers = nn.ModuleList(DecoderLayer(cfg, rope) for _ in range(cfg.num_layers))
         self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.lm_head = None if cfg.tie_word_embeddings else Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
+        mask = None
+        if cfg.suppress_token_ids:
+            mask = torch.zeros(cfg.vocab_size, dtype=torch.bool)
+            mask[torch.tensor(cfg.suppress_token_ids)] = True
+        self.register_buffer("suppressed", mask, persistent=False)
 
     def forward(self, input_ids, positions, batch: AttentionBatch, kv_caches) -> torch.Tensor:
         x = self.embed_tokens(input_ids)
@@ -128,7 +133,9 @@ class CausalLM(nn.Module):
 
     def compute_logits(self, hidden: torch.Tensor) -> torch.Tensor:
         weight = self.embed_tokens.weight if self.lm_head is None else self.lm_head.weight
-        return F.linear(hidden, weight).float()
+        logits = F.linear(hidden, weight).float()
+        # masked here, not in the sampler, so greedy, sampling and draft verification all see the same rows
+        return logits if self.suppressed is None else logits.masked_fill(self.suppressed, float("-inf"))
 
     def load_hf_state_dict(self, tensors: dict[str, torch.Tensor]) -> None:
         """Load weights named as in Hugging Face checkpoints, fusing q/k/v and gate/up."""

@@ -27,6 +27,8 @@ class ModelConfig:
     sliding_window: int | None = None
     eos_token_ids: list[int] = field(default_factory=list)
     bos_token_id: int | None = None
+    # generation_config.json's suppress_tokens: never sampled (their logits are -inf)
+    suppress_token_ids: list[int] = field(default_factory=list)
 
     @classmethod
     def from_hf(cls, cfg: dict) -> "ModelConfig":

@@ -1,9 +1,10 @@
 """Routing bench: three bundled backends (demo model), each its own `semcache backend` process, behind one
 `semcache serve`, under cache affinity and under round-robin, side by side in one run.
 
-    python bench/routing.py [--sessions 60] [--turns 6] [--concurrency 8] [--seed 3]
+    python bench/routing.py [--sessions 60] [--turns 6] [--concurrency 8] [--seed 3] [--num-blocks 1024]
+                            [--max-tokens 128] [--kv-tiers off on]
 
-Per policy and KV pool size it starts three fresh backends and a fresh gateway (SEMCACHE_BACKENDS, cache
+Per KV tier setting, pool size and policy it starts three fresh backends and a fresh gateway (SEMCACHE_BACKENDS, cache
 mode off: every turn is forwarded, so what is measured is where it lands), then runs `--sessions`
 conversations of `--turns` turns at `--concurrency`, all conversations open at once (a conversation's next
 turn, carrying the earlier answers, queues behind the other sessions' turns, as users pause between turns),
@@ -49,8 +50,8 @@ ADMIN = "bench-admin-token"
 
 
 class Backend:
-    def __init__(self, workdir: str, num_blocks: int):
-        self.port, self.num_blocks = free_port(), num_blocks
+    def __init__(self, workdir: str, num_blocks: int, extra_args: list[str]):
+        self.port, self.num_blocks, self.extra_args = free_port(), num_blocks, extra_args
         self.url = f"http://127.0.0.1:{self.port}"
         self.workdir, self.proc = workdir, None
 
@@ -58,7 +59,7 @@ class Backend:
         log = open(os.path.join(self.workdir, f"backend-{self.port}.log"), "a")
         self.proc = subprocess.Popen([sys.executable, "-m", "gateway.cli", "backend", "--model", "demo",
                                       "--num-blocks", str(self.num_blocks), "--max-model-len", "2048", "--host", "127.0.0.1",
-                                      "--port", str(self.port), "--log-level", "warning"],
+                                      "--port", str(self.port), "--log-level", "warning", *self.extra_args],
                                      cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
         wait_http(self.url + "/healthz", self.proc)
 
@@ -78,9 +79,9 @@ class Backend:
 class Cluster:
     """Three backends and a gateway in front of them, with the given routing policy."""
 
-    def __init__(self, policy: str, num_blocks: int):
+    def __init__(self, policy: str, num_blocks: int, backend_args: list[str]):
         self.workdir = tempfile.mkdtemp(prefix=f"semcache-routing-{policy}-")
-        self.backends = [Backend(self.workdir, num_blocks) for _ in range(3)]
+        self.backends = [Backend(self.workdir, num_blocks, backend_args) for _ in range(3)]
         for backend in self.backends:
             backend.start()
         self.port = free_port()
@@ -137,12 +138,13 @@ def conversations(count: int, turns: int, seed: int) -> list[tuple[str, list[str
     return out
 
 
-async def one_turn(client: httpx.AsyncClient, url: str, session: str, messages: list[dict]) -> dict:
+async def one_turn(client: httpx.AsyncClient, url: str, session: str, messages: list[dict],
+                   max_tokens: int) -> dict:
     """A streamed turn: TTFT to the first content chunk, the answer, its usage, and how it ended."""
     started = time.perf_counter()
     row = {"session": session, "ttft_ms": None, "status": None, "started_stream": False, "error": None,
            "answer": "", "usage": None}
-    body = {"model": "demo", "messages": messages, "max_tokens": 24, "temperature": 0, "stream": True,
+    body = {"model": "demo", "messages": messages, "max_tokens": max_tokens, "temperature": 0, "stream": True,
             "stream_options": {"include_usage": True}}
     try:
         async with client.stream("POST", url + "/v1/chat/completions", json=body,
@@ -174,7 +176,7 @@ async def one_turn(client: httpx.AsyncClient, url: str, session: str, messages: 
     return row
 
 
-async def drive(url: str, convs: list, concurrency: int, on_progress=None) -> list[dict]:
+async def drive(url: str, convs: list, concurrency: int, max_tokens: int, on_progress=None) -> list[dict]:
     """All conversations are open at once, as users who pause between turns: a conversation's next turn
     joins the back of the queue when its answer arrives, so other sessions' turns run in between (and each
     replica's KV pool must keep every session it serves)."""
@@ -192,7 +194,7 @@ async def drive(url: str, convs: list, concurrency: int, on_progress=None) -> li
                 await asyncio.sleep(0.01)          # another worker's turn will enqueue its next one
                 continue
             messages = [*messages, {"role": "user", "content": turns[index]}]
-            row = await one_turn(client, url, session, messages)
+            row = await one_turn(client, url, session, messages, max_tokens)
             rows.append(row)
             if on_progress is not None:
                 await on_progress(len(rows), total)
@@ -214,11 +216,12 @@ def reuse(rows: list[dict]) -> tuple[float, int, int]:
     return (cached / prompt if prompt else 0.0), cached, prompt
 
 
-def run_policy(policy: str, convs: list, concurrency: int, num_blocks: int) -> dict:
-    cluster = Cluster(policy, num_blocks)
+def run_policy(policy: str, convs: list, concurrency: int, num_blocks: int, max_tokens: int,
+               backend_args: list[str]) -> dict:
+    cluster = Cluster(policy, num_blocks, backend_args)
     try:
         started = time.perf_counter()
-        rows = asyncio.run(drive(cluster.url, convs, concurrency))
+        rows = asyncio.run(drive(cluster.url, convs, concurrency, max_tokens))
         wall = time.perf_counter() - started
         share, cached, prompt = reuse([r for r in rows if not r["error"]])
         ttfts = [r["ttft_ms"] for r in rows if r["ttft_ms"] is not None]
@@ -229,8 +232,9 @@ def run_policy(policy: str, convs: list, concurrency: int, num_blocks: int) -> d
         cluster.stop()
 
 
-def run_failure(convs: list, concurrency: int, num_blocks: int) -> dict:
-    cluster = Cluster("affinity", num_blocks)
+def run_failure(convs: list, concurrency: int, num_blocks: int, max_tokens: int,
+                backend_args: list[str]) -> dict:
+    cluster = Cluster("affinity", num_blocks, backend_args)
     victim = cluster.backends[1]
     total = sum(len(turns) for _, turns in convs)
     events: dict[str, float] = {}
@@ -244,7 +248,7 @@ def run_failure(convs: list, concurrency: int, num_blocks: int) -> dict:
             events["restarted"] = time.time()
 
     try:
-        rows = asyncio.run(drive(cluster.url, convs, concurrency, on_progress))
+        rows = asyncio.run(drive(cluster.url, convs, concurrency, max_tokens, on_progress))
         time.sleep(3)                       # the restarted backend's check lets it back in
         state = {r["name"]: r for r in cluster.replicas()}
         log = cluster.access_log()
@@ -284,39 +288,53 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=6)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--seed", type=int, default=3)
-    parser.add_argument("--num-blocks", type=int, nargs="+", default=[1024, 4096],
+    parser.add_argument("--num-blocks", type=int, nargs="+", default=[1024],
                         help="KV pool per backend, in 16-token blocks: 1024 holds about a third of the sessions' "
-                             "KV at the end of the run (each replica's share under affinity), 4096 all of it")
+                             "KV at the end of the run (each replica's share under affinity)")
+    parser.add_argument("--max-tokens", type=int, default=128,
+                        help="answer length (greedy; the demo model rarely stops early): 128 is a short chat answer")
+    parser.add_argument("--kv-tiers", choices=("off", "on"), nargs="+", default=["off", "on"],
+                        help="off: a backend without KV offload (vLLM's and SGLang's default), whose evicted blocks "
+                             "are gone; on: the bundled engine's default, whose evicted blocks wait in host memory")
     parser.add_argument("--no-failure", action="store_true", help="skip the run with a killed backend")
     args = parser.parse_args()
     results = []
-    for blocks in args.num_blocks:
-        for i, policy in enumerate(("affinity", "round_robin")):
-            # each policy gets its own conversations (and fresh backends): no run reuses another's KV blocks
-            results.append(run_policy(policy, conversations(args.sessions, args.turns, args.seed + i),
-                                      args.concurrency, blocks))
-            print(f"  {policy}, {blocks} blocks: done in {results[-1]['wall_s']:.1f} s", file=sys.stderr)
+    for tiers in args.kv_tiers:
+        for blocks in args.num_blocks:
+            for i, policy in enumerate(("affinity", "round_robin")):
+                # each policy gets its own conversations (and fresh backends): no run reuses another's KV blocks
+                results.append(run_policy(policy, conversations(args.sessions, args.turns, args.seed + i),
+                                          args.concurrency, blocks, args.max_tokens, tier_args(tiers)))
+                results[-1]["tiers"] = tiers
+                print(f"  {policy}, {blocks} blocks, KV tiers {tiers}: done in {results[-1]['wall_s']:.1f} s",
+                      file=sys.stderr)
     print(f"\n{args.sessions} sessions x {args.turns} turns (interleaved), concurrency {args.concurrency}, "
-          f"3 demo backends\n")
-    print(f"{'KV blocks':>9} {'policy':<12} {'requests':>8} {'errors':>6} {'reuse share':>11} "
+          f"answers of {args.max_tokens} tokens, 3 demo backends\n")
+    print(f"{'KV tiers':>8} {'KV blocks':>9} {'policy':<12} {'requests':>8} {'errors':>6} {'reuse share':>11} "
           f"{'cached/prompt tokens':>22} {'TTFT p50 ms':>11} {'TTFT p95 ms':>11}")
     for r in results:
-        print(f"{r['blocks']:>9} {r['policy']:<12} {r['requests']:>8} {r['errors']:>6} {r['reuse']:>11.3f} "
-              f"{r['cached']:>10}/{r['prompt']:<11} {r['p50']:>11.1f} {r['p95']:>11.1f}")
+        print(f"{r['tiers']:>8} {r['blocks']:>9} {r['policy']:<12} {r['requests']:>8} {r['errors']:>6} "
+              f"{r['reuse']:>11.3f} {r['cached']:>10}/{r['prompt']:<11} {r['p50']:>11.1f} {r['p95']:>11.1f}")
     print()
     for affinity, rr in zip(results[::2], results[1::2]):
-        print(f"{affinity['blocks']:>5} blocks: affinity / round-robin reuse share "
+        print(f"KV tiers {affinity['tiers']:>3}, {affinity['blocks']:>5} blocks: affinity / round-robin reuse share "
               f"{affinity['reuse'] / max(rr['reuse'], 1e-9):.2f}x, TTFT p50 {rr['p50'] / affinity['p50']:.2f}x "
               f"faster, p95 {rr['p95'] / affinity['p95']:.2f}x faster")
     if args.no_failure:
         return
-    blocks = args.num_blocks[0]
-    failure = run_failure(conversations(args.sessions, args.turns, args.seed + 2), args.concurrency, blocks)
-    print(f"\naffinity ({blocks} blocks), backend {failure['victim']} killed at 1/3 of the run, restarted at 2/3:")
+    blocks, tiers = args.num_blocks[0], args.kv_tiers[0]
+    failure = run_failure(conversations(args.sessions, args.turns, args.seed + 2), args.concurrency, blocks,
+                          args.max_tokens, tier_args(tiers))
+    print(f"\naffinity ({blocks} blocks, KV tiers {tiers}), backend {failure['victim']} killed at 1/3 of the run, "
+          f"restarted at 2/3:")
     for key in ("requests", "failed_before_stream", "failed_errors", "broke_mid_stream", "orphaned_sessions",
                 "orphans_on_victim_after_kill", "moved_to", "orphans_stable", "victim_ejections",
                 "victim_state", "served_after_restart"):
         print(f"  {key:<30} {failure[key]}")
+
+
+def tier_args(tiers: str) -> list[str]:
+    return [] if tiers == "on" else ["--kv-host-tier", "0", "--kv-disk-tier", "0"]
 
 
 if __name__ == "__main__":

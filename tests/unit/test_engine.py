@@ -45,6 +45,23 @@ def test_turn_two_reuses_the_prefix_and_matches_a_fresh_engine(demo):
     assert warm["cached_tokens"] < len(prompt2)
 
 
+def test_demo_answers_come_back_as_the_tokens_generated(demo):
+    """A quoted answer re-tokenizes to the tokens that were generated, so its KV is found next turn."""
+    engine = make_engine(demo, num_blocks=256)
+    suppressed = set(demo.config.suppress_token_ids)
+    assert 0 < len(suppressed) < len(demo.tokenizer) - 50
+    turn1 = [{"role": "user", "content": "Plan a three day trip to Paris with a budget of 8000 dollars."}]
+    for seed in range(4):
+        prompt = engine.apply_chat_template(turn1)
+        out = engine.generate([prompt], SamplingParams(max_tokens=48, temperature=1.0, seed=seed))[0]
+        assert out["token_ids"] and not suppressed & set(out["token_ids"])
+        turn2 = turn1 + [{"role": "assistant", "content": out["text"]}, {"role": "user", "content": "Why?"}]
+        generated = [t for t in out["token_ids"] if t != demo.tokenizer.eos_token_id]
+        assert engine.apply_chat_template(turn2)[:len(prompt) + len(generated)] == prompt + generated
+        again = engine.generate([engine.apply_chat_template(turn2)], GREEDY)[0]
+        assert again["cached_tokens"] == (len(prompt) + len(out["token_ids"]) - 1) // 16 * 16
+
+
 def test_chunked_prefill_gives_the_same_tokens(demo):
     prompt = make_engine(demo).apply_chat_template(conversation(None))
     whole = make_engine(demo).generate([prompt], GREEDY)[0]

@@ -1,4 +1,5 @@
 """The engine's own model code against transformers on tiny random checkpoints."""
+import json
 import shutil
 
 import pytest
@@ -66,6 +67,21 @@ def test_logits_and_greedy_tokens_match_transformers(name, tmp_path):
     out = engine.generate([prompt], SamplingParams(max_tokens=32, temperature=0, ignore_eos=True))[0]
     assert len(expected) == 32
     assert out["token_ids"] == expected
+
+
+def test_generation_config_suppress_tokens_are_never_sampled(tmp_path):
+    save_random_checkpoint(CONFIGS["llama"](), tmp_path)
+    loaded = load_model(str(tmp_path), max_model_len=256)
+    prompt = loaded.tokenizer.encode("Plan a three day trip to Paris.")
+    engine = LLMEngine(EngineConfig(model=str(tmp_path), num_blocks=16, max_model_len=256), loaded)
+    free = engine.generate([prompt], SamplingParams(max_tokens=16, temperature=0, ignore_eos=True))[0]["token_ids"]
+    (tmp_path / "generation_config.json").write_text(json.dumps({"suppress_tokens": sorted(set(free))}))
+    loaded = load_model(str(tmp_path), max_model_len=256)
+    engine = LLMEngine(EngineConfig(model=str(tmp_path), num_blocks=16, max_model_len=256), loaded)
+    for params in (SamplingParams(max_tokens=16, temperature=0, ignore_eos=True),
+                   SamplingParams(max_tokens=16, temperature=1.0, seed=3, ignore_eos=True)):
+        out = engine.generate([prompt], params)[0]["token_ids"]
+        assert len(out) == 16 and not set(out) & set(free)
 
 
 def test_chat_template_comes_from_the_tokenizer(tmp_path):
