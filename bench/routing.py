@@ -244,8 +244,8 @@ def run_failure(convs: list, concurrency: int, num_blocks: int, max_tokens: int,
             victim.kill()
             events["killed"] = time.time()
         elif "killed" in events and "restarted" not in events and done >= 2 * total // 3:
+            events["restarted"] = time.time()      # first: other workers report progress while it starts
             await asyncio.to_thread(victim.start)
-            events["restarted"] = time.time()
 
     try:
         rows = asyncio.run(drive(cluster.url, convs, concurrency, max_tokens, on_progress))
