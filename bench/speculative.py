@@ -1,7 +1,7 @@
 """Speculative decoding bench: SmolLM2 in process, each request decoded without and with speculation, side by
 side in one run (the same loaded model, fresh engines, greedy, so both produce the same tokens).
 
-    python bench/speculative.py [--max-tokens 128] [--sharegpt 12] [--dtype float32|bfloat16]
+    python bench/speculative.py [--max-tokens 128] [--sharegpt 12]
 
 Three sets, each with its own draft source:
   (a) rewrites and code edits: the answer repeats long runs of the prompt (prompt lookup, `ngram`);
@@ -20,8 +20,6 @@ import argparse
 import sys
 import time
 from pathlib import Path
-
-import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -123,17 +121,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--max-tokens", type=int, default=128)
     parser.add_argument("--sharegpt", type=int, default=12, help="ShareGPT first turns in set (c)")
-    parser.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32",
-                        help="weights and KV: bfloat16 runs on AMX where the CPU has it, with one cost for 1 to 16 rows")
     args = parser.parse_args()
-    loaded = load_model("smollm2", 2048, None, dtype=getattr(torch, args.dtype))
+    loaded = load_model("smollm2", 2048, None)
     # (b): the original request's answer, by the same model, is the changed request's draft
     partials = [(changed, run(loaded, "off", original, None, args.max_tokens)["text"]) for original, changed in PARTIALS]
     sets = [("(a) rewrites + code edits", [(p, None) for p in REWRITES + CODE_EDITS], "ngram"),
             ("(b) constraint-change PARTIALs", partials, "auto"),
             ("(c) ShareGPT first turns", [(p, None) for p in sharegpt_prompts(args.sharegpt)], "auto")]
     rows = [measure(loaded, name, cases, mode, args.max_tokens) for name, cases, mode in sets]
-    print(f"\nSmolLM2-135M-Instruct ({args.dtype}), greedy, max_tokens {args.max_tokens}, one request at a time\n")
+    print(f"\nSmolLM2-135M-Instruct, greedy, max_tokens {args.max_tokens}, one request at a time\n")
     print(f"{'set':<32} {'mode':<6} {'same':>5} {'decode tok/s off':>16} {'spec':>7} {'ratio':>6} "
           f"{'e2e s off':>9} {'spec':>7} {'ratio':>6} {'accept':>7} {'tok/step':>8}")
     for r in rows:
