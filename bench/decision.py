@@ -109,11 +109,9 @@ def run(cache: SemanticCache, turns: int, probes: int, steady: bool, seed: int) 
             pipeline.fingerprinter.encoder.settle()
             # the new turn is encoded on the request path, as a new message is (an earlier probe may have asked
             # the same words; a tail of random letters would be a changed content word to the pair judge)
-            encoder = pipeline.fingerprinter.encoder
-            with encoder._lock:
-                encoder._cache.pop(normalize_text(messages[-1]["content"]), None)
+            pipeline.fingerprinter.encoder.forget([normalize_text(messages[-1]["content"])])
         else:
-            pipeline.fingerprinter.encoder._cache.clear()      # nothing of this conversation encoded yet
+            pipeline.fingerprinter.encoder.forget()            # nothing of this conversation encoded yet
         decision = pipeline.decide(CacheRequest("bench", session, messages, store=False))
         key = f"{decision.outcome}:{decision.reason}"
         outcomes[key] = outcomes.get(key, 0) + 1

@@ -44,7 +44,7 @@ def measure(fp: Fingerprinter, turns: int, requests: int, mode: str) -> list[flo
     for r in range(requests):
         conv = conversation(turns, salt=r + 100_000 * turns + {"cold": 0, "warm": 1000, "primed": 2000}[mode])
         if mode == "cold":
-            fp.encoder._cache.clear()
+            fp.encoder.forget()
         else:
             # the previous request of this conversation: one user turn and one answer shorter
             fp.fingerprint(conv[:-2] if turns > 1 else conv)

@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -49,17 +50,30 @@ CITIES = ["Lisbon", "Oslo", "Nairobi", "Osaka", "Lima", "Austin", "Krakow", "Han
 ADMIN = "bench-admin-token"
 
 
+@dataclass(frozen=True)
+class Shape:
+    """What every backend of a run gets: its KV pool, its KV tiers, and how long its answers are."""
+    num_blocks: int
+    tiers: str                          # on: the engine's defaults; off: evicted blocks are gone
+    max_tokens: int
+
+    @property
+    def backend_args(self) -> list[str]:
+        tiers = [] if self.tiers == "on" else ["--kv-host-tier", "0", "--kv-disk-tier", "0"]
+        return ["--num-blocks", str(self.num_blocks), *tiers]
+
+
 class Backend:
-    def __init__(self, workdir: str, num_blocks: int, extra_args: list[str]):
-        self.port, self.num_blocks, self.extra_args = free_port(), num_blocks, extra_args
+    def __init__(self, workdir: str, shape: Shape):
+        self.port, self.shape = free_port(), shape
         self.url = f"http://127.0.0.1:{self.port}"
         self.workdir, self.proc = workdir, None
 
     def start(self) -> None:
         log = open(os.path.join(self.workdir, f"backend-{self.port}.log"), "a")
         self.proc = subprocess.Popen([sys.executable, "-m", "gateway.cli", "backend", "--model", "demo",
-                                      "--num-blocks", str(self.num_blocks), "--max-model-len", "2048", "--host", "127.0.0.1",
-                                      "--port", str(self.port), "--log-level", "warning", *self.extra_args],
+                                      "--max-model-len", "2048", "--host", "127.0.0.1", "--port", str(self.port),
+                                      "--log-level", "warning", *self.shape.backend_args],
                                      cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
         wait_http(self.url + "/healthz", self.proc)
 
@@ -79,9 +93,9 @@ class Backend:
 class Cluster:
     """Three backends and a gateway in front of them, with the given routing policy."""
 
-    def __init__(self, policy: str, num_blocks: int, backend_args: list[str]):
+    def __init__(self, policy: str, shape: Shape):
         self.workdir = tempfile.mkdtemp(prefix=f"semcache-routing-{policy}-")
-        self.backends = [Backend(self.workdir, num_blocks, backend_args) for _ in range(3)]
+        self.backends = [Backend(self.workdir, shape) for _ in range(3)]
         for backend in self.backends:
             backend.start()
         self.port = free_port()
@@ -216,25 +230,24 @@ def reuse(rows: list[dict]) -> tuple[float, int, int]:
     return (cached / prompt if prompt else 0.0), cached, prompt
 
 
-def run_policy(policy: str, convs: list, concurrency: int, num_blocks: int, max_tokens: int,
-               backend_args: list[str]) -> dict:
-    cluster = Cluster(policy, num_blocks, backend_args)
+def run_policy(policy: str, convs: list, concurrency: int, shape: Shape) -> dict:
+    cluster = Cluster(policy, shape)
     try:
         started = time.perf_counter()
-        rows = asyncio.run(drive(cluster.url, convs, concurrency, max_tokens))
+        rows = asyncio.run(drive(cluster.url, convs, concurrency, shape.max_tokens))
         wall = time.perf_counter() - started
         share, cached, prompt = reuse([r for r in rows if not r["error"]])
         ttfts = [r["ttft_ms"] for r in rows if r["ttft_ms"] is not None]
-        return {"policy": policy, "blocks": num_blocks, "requests": len(rows), "errors": sum(1 for r in rows if r["error"]),
+        return {"policy": policy, "blocks": shape.num_blocks, "tiers": shape.tiers, "requests": len(rows),
+                "errors": sum(1 for r in rows if r["error"]),
                 "reuse": share, "cached": cached, "prompt": prompt, "p50": percentile(ttfts, 0.5),
                 "p95": percentile(ttfts, 0.95), "wall_s": wall}
     finally:
         cluster.stop()
 
 
-def run_failure(convs: list, concurrency: int, num_blocks: int, max_tokens: int,
-                backend_args: list[str]) -> dict:
-    cluster = Cluster("affinity", num_blocks, backend_args)
+def run_failure(convs: list, concurrency: int, shape: Shape) -> dict:
+    cluster = Cluster("affinity", shape)
     victim = cluster.backends[1]
     total = sum(len(turns) for _, turns in convs)
     events: dict[str, float] = {}
@@ -248,7 +261,7 @@ def run_failure(convs: list, concurrency: int, num_blocks: int, max_tokens: int,
             await asyncio.to_thread(victim.start)
 
     try:
-        rows = asyncio.run(drive(cluster.url, convs, concurrency, max_tokens, on_progress))
+        rows = asyncio.run(drive(cluster.url, convs, concurrency, shape.max_tokens, on_progress))
         time.sleep(3)                       # the restarted backend's check lets it back in
         state = {r["name"]: r for r in cluster.replicas()}
         log = cluster.access_log()
@@ -304,8 +317,7 @@ def main() -> None:
             for i, policy in enumerate(("affinity", "round_robin")):
                 # each policy gets its own conversations (and fresh backends): no run reuses another's KV blocks
                 results.append(run_policy(policy, conversations(args.sessions, args.turns, args.seed + i),
-                                          args.concurrency, blocks, args.max_tokens, tier_args(tiers)))
-                results[-1]["tiers"] = tiers
+                                          args.concurrency, Shape(blocks, tiers, args.max_tokens)))
                 print(f"  {policy}, {blocks} blocks, KV tiers {tiers}: done in {results[-1]['wall_s']:.1f} s",
                       file=sys.stderr)
     print(f"\n{args.sessions} sessions x {args.turns} turns (interleaved), concurrency {args.concurrency}, "
@@ -318,13 +330,13 @@ def main() -> None:
     print()
     for affinity, rr in zip(results[::2], results[1::2]):
         print(f"KV tiers {affinity['tiers']:>3}, {affinity['blocks']:>5} blocks: affinity / round-robin reuse share "
-              f"{affinity['reuse'] / max(rr['reuse'], 1e-9):.2f}x, TTFT p50 {rr['p50'] / affinity['p50']:.2f}x "
+              f"{ratio(affinity['reuse'], rr['reuse'])}, TTFT p50 {rr['p50'] / affinity['p50']:.2f}x "
               f"faster, p95 {rr['p95'] / affinity['p95']:.2f}x faster")
     if args.no_failure:
         return
     blocks, tiers = args.num_blocks[0], args.kv_tiers[0]
-    failure = run_failure(conversations(args.sessions, args.turns, args.seed + 2), args.concurrency, blocks,
-                          args.max_tokens, tier_args(tiers))
+    failure = run_failure(conversations(args.sessions, args.turns, args.seed + 2), args.concurrency,
+                          Shape(blocks, tiers, args.max_tokens))
     print(f"\naffinity ({blocks} blocks, KV tiers {tiers}), backend {failure['victim']} killed at 1/3 of the run, "
           f"restarted at 2/3:")
     for key in ("requests", "failed_before_stream", "failed_errors", "broke_mid_stream", "orphaned_sessions",
@@ -333,8 +345,8 @@ def main() -> None:
         print(f"  {key:<30} {failure[key]}")
 
 
-def tier_args(tiers: str) -> list[str]:
-    return [] if tiers == "on" else ["--kv-host-tier", "0", "--kv-disk-tier", "0"]
+def ratio(a: float, b: float) -> str:
+    return f"{a / b:.2f}x" if b else "n/a (round-robin reused nothing)"
 
 
 if __name__ == "__main__":

@@ -123,6 +123,14 @@ class TextEncoder:
                         self._cache.popitem(last=False)
         return out
 
+    def forget(self, texts: list[str] | None = None) -> None:
+        """Drop these texts (all, with None) from the cache, so the next request encodes them again (benches)."""
+        with self._lock:
+            if texts is None:
+                self._cache.clear()
+            for text in texts or ():
+                self._cache.pop(text, None)
+
     def encode_one(self, text: str) -> np.ndarray:
         return self.encode([text])[0]
 

@@ -88,3 +88,20 @@ def test_idle_work_runs_when_idle_and_is_dropped_under_load(encoder):
     while "primed while idle 91c2" not in encoder._cache and time.monotonic() < deadline:
         time.sleep(0.02)
     assert "primed while idle 91c2" in encoder._cache
+
+
+def test_forget_makes_the_next_request_encode_again(encoder):
+    kept, dropped = "kept text 5d1e", "dropped text 5d1e"
+    encoder.encode([kept, dropped])
+    runs = []
+    real_run = encoder._session.run
+    encoder._session.run = lambda *a, **k: runs.append(a[1]["input_ids"].shape[0]) or real_run(*a, **k)
+    try:
+        encoder.forget([dropped])
+        encoder.encode([kept, dropped])
+        assert runs == [1]                      # only the forgotten text was encoded again
+        encoder.forget()
+        encoder.encode([kept])
+        assert runs == [1, 1]
+    finally:
+        encoder._session.run = real_run
