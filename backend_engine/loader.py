@@ -142,6 +142,24 @@ def _builtin(name: str, max_model_len: int) -> LoadedModel:
     return LoadedModel(name, model.eval(), tokenizer, cfg)
 
 
+class BadGenerationConfig(ValueError):
+    pass
+
+
+def _suppress_tokens(path: Path, vocab_size: int) -> list[int]:
+    """generation_config.json's suppress_tokens, checked: an id outside the vocabulary is the operator's
+    mistake, said at start, not an IndexError while the logit mask is built."""
+    try:
+        ids = json.loads(path.read_text()).get("suppress_tokens") or []
+    except (json.JSONDecodeError, AttributeError) as exc:
+        raise BadGenerationConfig(f"{path}: not a JSON object ({exc})") from None
+    bad = [i for i in ids if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < vocab_size] \
+        if isinstance(ids, list) else [ids]
+    if bad:
+        raise BadGenerationConfig(f"{path}: suppress_tokens must be token ids in [0, {vocab_size}); got {bad[:5]!r}")
+    return ids
+
+
 def load_model(spec: str, max_model_len: int, data_dir: Path | None = None,
                dtype: torch.dtype = torch.float32) -> LoadedModel:
     if spec in BUILTIN_SHAPES:
@@ -152,7 +170,7 @@ def load_model(spec: str, max_model_len: int, data_dir: Path | None = None,
     cfg = ModelConfig.from_hf(json.loads((folder / "config.json").read_text()))
     generation = folder / "generation_config.json"
     if generation.exists():
-        cfg.suppress_token_ids = list(json.loads(generation.read_text()).get("suppress_tokens") or [])
+        cfg.suppress_token_ids = _suppress_tokens(generation, cfg.vocab_size)
     files = sorted(folder.glob("*.safetensors"))
     if not files:
         raise ModelNotFound(f"{folder} has no .safetensors weights")

@@ -84,6 +84,15 @@ def test_generation_config_suppress_tokens_are_never_sampled(tmp_path):
         assert len(out) == 16 and not set(out) & set(free)
 
 
+@pytest.mark.parametrize("ids", [[5, 10**9], [-1], ["7"], 3])
+def test_suppress_tokens_outside_the_vocabulary_are_a_clear_error_at_load(tmp_path, ids):
+    from backend_engine.loader import BadGenerationConfig
+    save_random_checkpoint(CONFIGS["llama"](), tmp_path)
+    (tmp_path / "generation_config.json").write_text(json.dumps({"suppress_tokens": ids}))
+    with pytest.raises(BadGenerationConfig, match="suppress_tokens must be token ids"):
+        load_model(str(tmp_path), max_model_len=256)
+
+
 def test_chat_template_comes_from_the_tokenizer(tmp_path):
     save_random_checkpoint(CONFIGS["qwen2"](), tmp_path)
     loaded = load_model(str(tmp_path), max_model_len=256)
