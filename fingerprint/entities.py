@@ -79,6 +79,12 @@ def _chinese_names(text: str) -> list[tuple[int, int, str]]:
     return out
 
 
+# a negation before a comparative is a limit ("no more than 150 words", "不超过200元"), read as a value, not an
+# item excluded: the comparatives of both languages (a closed class of the grammar)
+_LIMIT = {"more", "less", "fewer", "over", "above", "below", "under", "exceed", "exceeding", "longer", "shorter",
+          "later", "earlier", "than", "超过", "多于", "少于", "低于", "高于", "超出", "大于", "小于", "晚于", "早于"}
+
+
 def _negated_words(text: str) -> set[str]:
     """The content words a negation governs, up to the end of its clause ("without museums", "不要博物馆")."""
     from validator.alignment import words
@@ -87,12 +93,20 @@ def _negated_words(text: str) -> set[str]:
         if not _NEGATION.search(clause):
             continue
         seen_negation = False
-        for w in words(clause):
+        clause_words = words(clause)
+        for i, w in enumerate(clause_words):
             if w.negation or _NEGATION.fullmatch(w.text):
-                seen_negation = True
+                following = clause_words[i + 1].text if i + 1 < len(clause_words) else ""
+                seen_negation = following not in _LIMIT and not any(x in _LIMIT for x in
+                                                                    _split_limit(w.text))
             elif seen_negation and w.content and not w.number:
                 out.add("word:" + w.text)
     return out
+
+
+def _split_limit(token: str) -> list[str]:
+    """A Chinese negation jieba kept together with its comparative ("不超过")."""
+    return [token[1:]] if token[:1] in ("不", "别", "没") and len(token) > 1 else []
 
 
 def _fmt(value: str) -> str:

@@ -46,6 +46,17 @@ def test_extract_units_places_negation_and_names():
     assert {"place:成都", "place:重庆", "person:张伟"} <= set(named)
 
 
+@pytest.mark.parametrize("text,negated", [
+    ("Rewrite it in no more than 150 words", set()),             # a limit: the value 150 carries it
+    ("预算不超过200元，别超过三天", set()),
+    ("keep it not longer than two pages", set()),
+    ("Plan the trip without museums", {"word:museum"}),         # an item excluded
+    ("不要博物馆", {"word:博物馆"}),
+])
+def test_a_negated_comparative_is_a_limit_not_an_excluded_item(text, negated):
+    assert extract(text)[2] == negated
+
+
 @pytest.mark.parametrize("a,b,conflict", [
     (["money=8000"], ["money=10000"], True),
     (["money=8000", "place:杭州"], ["money=8000", "place:杭州"], False),
