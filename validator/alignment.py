@@ -21,7 +21,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from validator.key_facts import EN_SMALL, chinese_number
+from validator.key_facts import EN_SMALL, chinese_number, fold_number_forms
 
 MAX_ALIGN_CHARS = 2000        # each turn is aligned on its first 2,000 characters: the cost is bounded
 
@@ -54,7 +54,7 @@ ZH_POLITE = frozenset("请 麻烦 谢谢 谢啦 多谢 感谢 劳驾 帮 帮忙 
                       "希望 告诉 问 问问 请问 知道 说说 讲讲 看看".split())
 EN_NUMBER_WORDS = {**EN_SMALL, "a dozen": 12, "dozen": 12, "hundred": 100, "thousand": 1000}
 
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_CLOCK = re.compile(r"\b(\d{1,2})(?::00)?\s*([ap])\.?m\b\.?")
 _LATIN = re.compile(r"[a-z0-9]+(?:['’.][a-z0-9]+)*", re.I)
 _HAN = re.compile(r"[\u3400-\u9fff]")
 _CN_NUMBER = re.compile(r"^[零〇一二两三四五六七八九十百千万亿]+$")
@@ -106,8 +106,8 @@ class Alignment:
 
 def normalise(text: str) -> str:
     """Width and compatibility forms folded (NFKC), lower case, curly quotes straightened."""
-    text = unicodedata.normalize("NFKC", text[:MAX_ALIGN_CHARS]).lower()
-    text = _THOUSANDS.sub("", text)                     # 2,000 is 2000
+    text = fold_number_forms(unicodedata.normalize("NFKC", text[:MAX_ALIGN_CHARS])).lower()
+    text = _CLOCK.sub(r"\1 \2m", text.replace("%", " percent "))     # 5pm is 5 p.m., 10% is 10 percent
     return text.replace("’", "'").replace("‘", "'")
 
 

@@ -15,7 +15,31 @@ from datetime import date, timedelta
 CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10_000, "亿": 100_000_000}
 EN_SMALL = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
-            "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30}
+            "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
+            "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
+            "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
+_EN_TENS = "twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
+_EN_COMPOUND = re.compile(r"\b(%s)[-\s](one|two|three|four|five|six|seven|eight|nine)\b" % _EN_TENS, re.I)
+# 2k, 1.5K, 1.5万, 8千, and the spoken 1万5 (15,000) and 3千5 (3,500): a digit run with its multiplier
+_MULTIPLIED = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*([kK]|万|千)(\d(?![\d.]))?(?![a-zA-Z])")
+_MULTIPLIERS = {"k": 1000, "K": 1000, "千": 1000, "万": 10000}
+
+
+def _multiplied(m: re.Match) -> str:
+    unit = _MULTIPLIERS[m.group(2)]
+    if m.group(3) and m.group(2) in "kK":
+        return m.group(0)
+    value = float(m.group(1)) * unit + (int(m.group(3)) * unit / 10 if m.group(3) else 0)
+    return f"{value:g}" if value < 1e15 else m.group(0)
+
+
+def fold_number_forms(text: str) -> str:
+    """One spelling per number: thousands separators dropped, multipliers applied (2k, 1万5, 8千), and English
+    compound number words joined (twenty-five: 25). Key facts and alignment both read numbers through it, so
+    a request that only spells a number another way changes neither."""
+    text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)
+    text = _MULTIPLIED.sub(_multiplied, text)
+    return _EN_COMPOUND.sub(lambda m: str(EN_SMALL[m.group(1).lower()] + EN_SMALL[m.group(2).lower()]), text)
 UNIT_WORDS = {
     "day": r"days?|天|日", "night": r"nights?|晚|夜", "person": r"people|persons?|adults?|guests?|个人|人|位",
     "hour": r"hours?|小时", "week": r"weeks?|周|星期", "room": r"rooms?|间", "star": r"stars?|星",
@@ -82,10 +106,7 @@ def _cn_quantity(match: re.Match) -> str:
 
 
 def normalize(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text)
-    text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)
-    text = re.sub(r"(?<![\d.])(\d+(?:\.\d+)?)\s*([kK]|万)(?![a-zA-Z])",
-                  lambda m: f"{float(m.group(1)) * (1000 if m.group(2) in 'kK' else 10000):g}", text)
+    text = fold_number_forms(unicodedata.normalize("NFKC", text))
     text = _CN_RUN.sub(_cn_quantity, text)
     return re.sub(r"\b(%s)\b(?=\s+(?:%s))" % ("|".join(EN_SMALL), "|".join(UNIT_WORDS.values())),
                   lambda m: str(EN_SMALL[m.group(1).lower()]), text, flags=re.I)

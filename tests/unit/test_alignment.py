@@ -56,3 +56,20 @@ def test_negations_are_marked_in_both_languages():
     assert any(w.negation for w in words("We can't take any flights"))
     assert any(w.negation for w in words("不要安排博物馆"))
     assert not any(w.negation for w in words("We can take any flights"))
+
+
+@pytest.mark.parametrize("cached,new", [
+    ("a budget around 1.5k", "a budget around 1500"), ("under 2K", "under 2,000"), ("预算1万5", "预算15000"),
+    ("预算8千元", "预算八千元"), ("预算2.5万", "预算25000"), ("twenty-five dollars", "25 dollars"),
+    ("meet at 5pm", "meet at 5 p.m."), ("ten percent off", "10% off"), ("seventeen people", "17 people"),
+])
+def test_a_number_spelled_another_way_is_not_a_change(cached, new):
+    assert not align(cached, new).changed
+
+
+@pytest.mark.parametrize("cached,new", [
+    ("under 2k", "under 3000"), ("预算1万5", "预算16000"), ("at 5pm", "at 6 pm"), ("10% off", "20% off"),
+    ("twenty-five dollars", "35 dollars"),
+])
+def test_another_number_in_another_spelling_is_still_vetoed(cached, new):
+    assert align(cached, new).vetoed == "numbers"
