@@ -808,6 +808,12 @@ def generate(seed: int, n: int = DEFAULT_N, corpus_path: Path = CORPUS) -> list[
                 other = rng.choice(peers)
             used.add((turn["id"], other["id"]))
             picked.append(("switch", lang, "switch", turn, turn["text"], other["text"]))
+    return to_records(picked, c, rng, "corpus_edits")
+
+
+def to_records(picked: list[tuple], c: Corpus, rng: random.Random, source: str) -> list[dict]:
+    """(label, lang, kind, turn, cached text, new text) as pair records, a share of them inside a conversation
+    of other corpus turns, in shuffled order."""
     records = []
     for label, lang, kind, turn, cached_text, new_text in picked:
         prefix = _conversation(c, turn, lang, rng) if rng.random() < CONTEXT_SHARE else []
@@ -815,34 +821,37 @@ def generate(seed: int, n: int = DEFAULT_N, corpus_path: Path = CORPUS) -> list[
             "cached": prefix + [{"role": "user", "content": cached_text},
                                 {"role": "assistant", "content": ANSWER[lang]}],
             "new": prefix + [{"role": "user", "content": new_text}],
-            "label": label, "lang": lang, "kind": kind, "domain": domain_of(turn), "source": "corpus_edits",
+            "label": label, "lang": lang, "kind": kind, "domain": domain_of(turn), "source": source,
             "group": turn["id"], "context": len(prefix) // 2,
         })
     rng.shuffle(records)
     return records
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def run_cli(generate_fn, description: str, seed: int, n: int, fields: tuple[str, ...]) -> None:
+    """A generator's command line: --out, --seed, --n, --corpus, --examples; writes and summarises the records."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--out", required=True)
-    parser.add_argument("--seed", type=int, default=5)
-    parser.add_argument("--n", type=int, default=DEFAULT_N)
+    parser.add_argument("--seed", type=int, default=seed)
+    parser.add_argument("--n", type=int, default=n)
     parser.add_argument("--corpus", default=str(CORPUS))
     parser.add_argument("--examples", type=int, default=0, help="print this many random records")
     args = parser.parse_args()
-    records = generate(args.seed, args.n, Path(args.corpus))
+    records = generate_fn(args.seed, args.n, Path(args.corpus))
     with open(args.out, "w", encoding="utf-8") as f:
         for r in records:
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
     print(f"wrote {len(records)} pairs to {args.out}")
-    for field in ("label", "lang", "kind", "domain", "context"):
+    for field in fields:
         print(field, dict(sorted(Counter(r[field] for r in records).items())))
-    print("label x lang", dict(sorted(Counter((r["label"], r["lang"]) for r in records).items())))
     for r in random.Random(args.seed).sample(records, min(args.examples, len(records))):
         print(json.dumps({k: r[k] for k in ("label", "lang", "kind", "group")}, ensure_ascii=False))
         print("   cached:", r["cached"][-2]["content"])
         print("   new:   ", r["new"][-1]["content"])
 
+
+def main() -> None:
+    run_cli(generate, __doc__.split("\n")[0], 5, DEFAULT_N, ("label", "lang", "kind", "domain", "context"))
 
 if __name__ == "__main__":
     main()

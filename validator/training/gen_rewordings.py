@@ -23,16 +23,14 @@ the base turn's id, so every pair built from one turn lands on one side of the s
 """
 from __future__ import annotations
 
-import argparse
 import importlib.util
-import json
 import random
 import re
 from collections import Counter, defaultdict
 from functools import lru_cache
 from pathlib import Path
 
-from gen_corpus_edits import (ANSWER, CORPUS, EDITS, Corpus, _conversation, _en_slots, _norm, domain_of)
+from gen_corpus_edits import CORPUS, EDITS, Corpus, _en_slots, _norm, run_cli, to_records
 
 DEFAULT_N = 8000
 LABEL_SHARE = {"same": 0.45, "modify": 0.4, "switch": 0.15}
@@ -403,39 +401,11 @@ def generate(seed: int, n: int = DEFAULT_N, corpus_path: Path = CORPUS) -> list[
     for lang in langs:
         same = sum(p[0] == "same" and p[1] == lang for p in picked)
         picked += _switches(c, lang, round(same * LABEL_SHARE["switch"] / LABEL_SHARE["same"]), rng)
-    records = []
-    for label, lang, kind, turn, cached_text, new_text in picked:
-        prefix = _conversation(c, turn, lang, rng) if rng.random() < CONTEXT_SHARE else []
-        records.append({
-            "cached": prefix + [{"role": "user", "content": cached_text},
-                                {"role": "assistant", "content": ANSWER[lang]}],
-            "new": prefix + [{"role": "user", "content": new_text}],
-            "label": label, "lang": lang, "kind": kind, "domain": domain_of(turn), "source": "rewordings",
-            "group": turn["id"], "context": len(prefix) // 2,
-        })
-    rng.shuffle(records)
-    return records
+    return to_records(picked, c, rng, "rewordings")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--seed", type=int, default=17)
-    parser.add_argument("--n", type=int, default=DEFAULT_N)
-    parser.add_argument("--corpus", default=str(CORPUS))
-    parser.add_argument("--examples", type=int, default=0, help="print this many random records")
-    args = parser.parse_args()
-    records = generate(args.seed, args.n, Path(args.corpus))
-    with open(args.out, "w", encoding="utf-8") as f:
-        for r in records:
-            f.write(json.dumps(r, ensure_ascii=False) + "\n")
-    print(f"wrote {len(records)} pairs to {args.out}")
-    for field in ("label", "lang", "kind"):
-        print(field, dict(sorted(Counter(r[field] for r in records).items())))
-    for r in random.Random(args.seed).sample(records, min(args.examples, len(records))):
-        print(json.dumps({k: r[k] for k in ("label", "lang", "kind")}, ensure_ascii=False))
-        print("   cached:", r["cached"][-2]["content"])
-        print("   new:   ", r["new"][-1]["content"])
+    run_cli(generate, __doc__.split("\n")[0], 17, DEFAULT_N, ("label", "lang", "kind"))
 
 
 if __name__ == "__main__":
