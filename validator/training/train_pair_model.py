@@ -139,12 +139,14 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--trained-layers", type=int, default=4)
     parser.add_argument("--limit", type=int, default=0, help="train on at most this many pairs (a quick check)")
+    parser.add_argument("--with-rewordings", action="store_true",
+                        help="add gen_rewordings.py's pairs (tried 2026-12-01, not shipped: docs/validator.md)")
     args = parser.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(os.cpu_count() or 2)
     rng = random.Random(0)
     started = time.time()
-    rows = build()
+    rows = build(with_rewordings=args.with_rewordings)
     if args.limit:
         rng.shuffle(rows)
         rows = rows[:args.limit]
