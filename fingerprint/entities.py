@@ -96,17 +96,11 @@ def _negated_words(text: str) -> set[str]:
         clause_words = words(clause)
         for i, w in enumerate(clause_words):
             if w.negation or _NEGATION.fullmatch(w.text):
-                following = clause_words[i + 1].text if i + 1 < len(clause_words) else ""
-                seen_negation = following not in _LIMIT and not any(x in _LIMIT for x in
-                                                                    _split_limit(w.text))
+                # alignment's words split 不超过 into 不 + 超过, so the comparative is always the next word
+                seen_negation = i + 1 == len(clause_words) or clause_words[i + 1].text not in _LIMIT
             elif seen_negation and w.content and not w.number:
                 out.add("word:" + w.text)
     return out
-
-
-def _split_limit(token: str) -> list[str]:
-    """A Chinese negation jieba kept together with its comparative ("不超过")."""
-    return [token[1:]] if token[:1] in ("不", "别", "没") and len(token) > 1 else []
 
 
 def _fmt(value: str) -> str:

@@ -18,8 +18,8 @@ EN_SMALL = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "sev
             "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
             "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
             "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
-_EN_TENS = "twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
-_EN_COMPOUND = re.compile(r"\b(%s)[-\s](one|two|three|four|five|six|seven|eight|nine)\b" % _EN_TENS, re.I)
+_EN_COMPOUND = re.compile(r"\b(%s)[-\s](%s)\b" % ("|".join(w for w, v in EN_SMALL.items() if v >= 20),
+                                                   "|".join(w for w, v in EN_SMALL.items() if v < 10)), re.I)
 # 2k, 1.5K, 1.5万, 8千, and the spoken 1万5 (15,000) and 3千5 (3,500): a digit run with its multiplier
 _MULTIPLIED = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*([kK]|万|千)(\d(?![\d.]))?(?![a-zA-Z])")
 _MULTIPLIERS = {"k": 1000, "K": 1000, "千": 1000, "万": 10000}

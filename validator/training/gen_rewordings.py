@@ -64,15 +64,12 @@ class Frame:
         return None
 
     def phrase(self, core: str, slots: dict, rng: random.Random, avoid: str = "") -> str | None:
-        options = [r for r in self.render if _norm(r.format(c=core, **_slot_defaults(slots))) != _norm(avoid)]
+        texts = (r.format(c=core, v=slots.get("v", "is")) for r in self.render)
+        options = [t for t in texts if _norm(t) != _norm(avoid)]
         if not options:
             return None
-        out = rng.choice(options).format(c=core, **_slot_defaults(slots))
+        out = rng.choice(options)
         return out[0].upper() + out[1:] if self.lang == "en" else out
-
-
-def _slot_defaults(slots: dict) -> dict:
-    return {"v": slots.get("v", "is")}
 
 
 _EN_LEAD = r"(?:(?:hi|hello|hey)[,!]?\s+)?(?:please\s+)?"
@@ -295,22 +292,16 @@ def _word_edit(text: str, rng: random.Random, pick, kinds=("noun", "verb", "adj"
     return None
 
 
-def synonym(text: str, lang: str, rng: random.Random, vocab: set) -> str | None:
+# relation -> (the slots it edits, whether the substitute must be a word of the corpus)
+RELATIONS = {"synonyms": (("noun", "verb", "adj"), True), "sisters": (("noun",), True), "antonyms": (("adj",), False)}
+
+
+def wordnet_edit(relation: str, text: str, lang: str, rng: random.Random, vocab: set) -> str | None:
+    """One English content word replaced by a WordNet synonym, sister term or antonym; None where none fits."""
     if lang != "en":
         return None
-    return _word_edit(text, rng, lambda w, p: wordnet().synonyms(w, p), vocab=vocab)
-
-
-def sister(text: str, lang: str, rng: random.Random, vocab: set) -> str | None:
-    if lang != "en":
-        return None
-    return _word_edit(text, rng, lambda w, p: wordnet().sisters(w, p), kinds=("noun",), vocab=vocab)
-
-
-def antonym(text: str, lang: str, rng: random.Random, vocab: set) -> str | None:
-    if lang != "en":
-        return None
-    return _word_edit(text, rng, lambda w, p: wordnet().antonyms(w, p), kinds=("adj",))
+    kinds, in_corpus = RELATIONS[relation]
+    return _word_edit(text, rng, getattr(wordnet(), relation), kinds=kinds, vocab=vocab if in_corpus else None)
 
 
 # ---------------------------------------------------------------- pairs
@@ -333,18 +324,18 @@ def _candidates(c: Corpus, rng: random.Random) -> dict:
             out["same"][lang]["frame"].append((turn, text, framed))
         if phrasings:
             framed = phrasings[0]
-            both = synonym(framed, lang, r, vocab)
+            both = wordnet_edit("synonyms", framed, lang, r, vocab)
             if both:
                 out["same"][lang]["frame_synonym"].append((turn, text, both))
             for kind in MODIFY_KINDS:
                 changed = EDITS["modify"][kind](framed, lang, random.Random(f"{r.random()}"), c, None)
                 if changed and _norm(changed) != _norm(framed):
                     out["modify"][lang]["frame+" + kind].append((turn, text, changed.strip()))
-        syn = synonym(text, lang, r, vocab)
+        syn = wordnet_edit("synonyms", text, lang, r, vocab)
         if syn:
             out["same"][lang]["synonym"].append((turn, text, syn))
-        for kind, fn in (("sister", sister), ("antonym", antonym)):
-            changed = fn(phrasings[0] if phrasings else text, lang, r, vocab)
+        for kind, relation in (("sister", "sisters"), ("antonym", "antonyms")):
+            changed = wordnet_edit(relation, phrasings[0] if phrasings else text, lang, r, vocab)
             if changed:
                 out["modify"][lang][kind].append((turn, text, changed))
     return out
