@@ -203,14 +203,17 @@ class DecisionPipeline:
             return Decision("MISS", "topic_switch", **base)
         with watch("search"):
             where = SearchFilter(req.tenant, req.session_id, fp.tags.intent_domain, fp.system_prompt_version)
-            found = self.store.search(fp.vector, where, self.search_k)
+            hits = self.store.nearest(fp.vector, where, self.search_k)
+            # an entry below the request domain's candidate bound can never be near (a stricter pair policy
+            # only raises it), so only the others are read from the store
+            found = self.store.entries([(seq, s) for seq, s in hits if s >= policy.candidate])
         mine = fp.tags.active_entities
         # a session's own entry may sit in another domain than this turn: the stricter policy of the two
         pair = {e["cache_id"]: self._pair_policy(policy, e) for e, _ in found}
         kinds = {e["cache_id"]: conflict(mine, (e.get("tags") or {}).get("active_entities", [])) for e, _ in found}
         near = [(e, s) for e, s in found if s >= pair[e["cache_id"]].candidate]
         agree = [(e, s) for e, s in near if kinds[e["cache_id"]] is None]
-        gates: dict = {"candidates": len(found), "entity_conflicts": sum(k is not None for k in kinds.values())}
+        gates: dict = {"candidates": len(hits), "entity_conflicts": sum(k is not None for k in kinds.values())}
         if not agree:
             if near:
                 entry, score = near[0]
@@ -220,8 +223,8 @@ class DecisionPipeline:
                 outcome = self._downgrade(req, entry) if kind in ("value", "negation") else \
                     "PARTIAL" if req.in_conversation else "MISS"
                 return Decision(outcome, "entities:conflict", score=score, entry=entry, gates=gates, **base)
-            return Decision("MISS", "band:miss" if found else "no_candidate",
-                            score=found[0][1] if found else None, gates=gates, **base)
+            return Decision("MISS", "band:miss" if hits else "no_candidate",
+                            score=max(s for _, s in hits) if hits else None, gates=gates, **base)
         entry, score = agree[0]
         policy = pair[entry["cache_id"]]
         other_domain = entry.get("intent_domain") != fp.tags.intent_domain

@@ -97,8 +97,8 @@ def evidence_match(pipeline, req, decision, policy) -> dict | None:
             or decision.reason.startswith(NO_EVIDENCE_REASONS) or unshareable(req, policy):
         return None
     where = SearchFilter(req.tenant, req.session_id, fp.tags.intent_domain, fp.system_prompt_version)
-    found = [(e, s) for e, s in pipeline.store.search_pool(fp.vector, where, 3) if s >= policy.candidate
-             and not conflicts(fp.tags.active_entities, (e.get("tags") or {}).get("active_entities", []))]
+    found = [(e, s) for e, s in pipeline.store.search_pool(fp.vector, where, 3, policy.candidate)
+             if not conflicts(fp.tags.active_entities, (e.get("tags") or {}).get("active_entities", []))]
     if not found:
         return None
     entry, score = found[0]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from functools import partial
 from pathlib import Path
 
 from fingerprint import Fingerprinter, TextEncoder
@@ -217,7 +218,11 @@ class SemanticCache:
         if not self.touchable(req):
             return                     # failed open: the cache is not touched again for this request
         if answer and not req.unsupported:
-            self.later(self.pipeline.fingerprinter.prime, [*req.messages, {"role": "assistant", "content": answer}])
+            # only a head start for a next turn that may never come: under load it is dropped, and a next
+            # turn encodes what it needs itself
+            fingerprinter = self.pipeline.fingerprinter
+            fingerprinter.encoder.when_idle(
+                partial(fingerprinter.prime, [*req.messages, {"role": "assistant", "content": answer}]))
         if not req.session_id:
             return
         record = {"request_hash": req.request_hash, "cache_id": cache_id, "outcome": outcome, "at": time.time()}

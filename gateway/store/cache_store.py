@@ -107,7 +107,7 @@ class CacheStore:
         self.index = (VectorIndex.load(config.index_dir) if config.index_dir else None) or self._new_index()
         self.pool = CandidatePool(config.dim, config.M, config.ef_construction, config.ef_search)
         self._lock = threading.Lock()
-        self._evict_checked, self._live_estimate = 0.0, 0      # see _insert
+        self._evict_checked, self._live_estimate = 0.0, 0      # see _inserted
         self._sync_lock = threading.Lock()
         self.synced_at: float | None = None     # unix time of the last sync with the database (see catch_up)
         self.hot.subscribe(self._on_event)
@@ -269,10 +269,17 @@ class CacheStore:
             raise ValueError(f"vector has shape {np.asarray(new.vector).shape}; this store holds {self.config.dim}-d "
                              "vectors (the embedding model changed? run `semcache index rebuild` after migrating)")
         with self._lock:
-            existing = self._live_duplicate(new) if new.request_hash else None
-            return existing or self._insert(new)
+            with self.sessions.begin() as db:       # the check and the insert: one connection, one commit
+                existing = self._live_duplicate(db, new) if new.request_hash else None
+                if existing:
+                    return existing
+                row = self._new_row(new)
+                db.add(row)
+            self._inserted(row)
+            return row.cache_id
 
-    def _live_duplicate(self, new: NewEntry) -> str | None:
+    @staticmethod
+    def _live_duplicate(db, new: NewEntry) -> str | None:
         """A live entry for the same request in the same session: any, for a fresh answer (concurrent
         misses write once); one with the same answer, for a warm-up (re-running it is idempotent)."""
         query = select(CacheEntry.cache_id).where(
@@ -281,13 +288,12 @@ class CacheStore:
             CacheEntry.state != "invalid")
         if new.state != "pending":
             query = query.where(CacheEntry.answer_text == new.answer_text)
-        with self.sessions() as db:
-            return db.scalar(query.limit(1))
+        return db.scalar(query.limit(1))
 
-    def _insert(self, new: NewEntry) -> str:
+    def _new_row(self, new: NewEntry) -> CacheEntry:
         now = _now()
         domain = new.tags.get("intent_domain", "other")
-        row = CacheEntry(cache_id=new.cache_id or uuid.uuid4().hex, tenant=new.tenant, session_id=new.session_id, scope=new.scope,
+        return CacheEntry(cache_id=new.cache_id or uuid.uuid4().hex, tenant=new.tenant, session_id=new.session_id, scope=new.scope,
                          context_fingerprint=new.context_fingerprint,
                          system_prompt_version=new.system_prompt_version, intent_domain=domain, tags=new.tags,
                          vector=np.asarray(new.vector, dtype=np.float32).tobytes(), request_text=new.request_text,
@@ -296,16 +302,15 @@ class CacheStore:
                          feedback_score=0.0, saved_tokens=0, answer_tokens=new.answer_tokens, created_at=now,
                          ready_at=now if new.state == "ready" else None, updated_at=now,
                          request_hash=new.request_hash, usage=new.usage, promotion=new.promotion)
-        with self.sessions.begin() as db:
-            db.add(row)
-        if new.state == "ready":
+
+    def _inserted(self, row: CacheEntry) -> None:
+        if row.state == "ready":
             self._publish_ready(row)
         # the limit check counts every live row: it runs when this process's estimate passes the limit, and
         # at most every EVICT_CHECK_S otherwise (other replicas' writes), not on every write
         self._live_estimate += 1
         if self._live_estimate > self.config.max_entries or time.monotonic() - self._evict_checked >= EVICT_CHECK_S:
             self.evict_over_limit()
-        return row.cache_id
 
     def promote_due(self, now: datetime | None = None) -> list[str]:
         """pending -> ready for entries whose delay has passed."""
@@ -461,12 +466,14 @@ class CacheStore:
         if entry["state"] == "ready":
             self._hot_call("put", self.hot.put, entry["cache_id"], entry, entry["ttl_s"])
 
-    def search_pool(self, vector: np.ndarray, where: SearchFilter, k: int = 5) -> list[tuple[dict, float]]:
-        """Promotion candidates of other sessions (ready, unexpired, above the floor), best first."""
+    def search_pool(self, vector: np.ndarray, where: SearchFilter, k: int = 5,
+                    min_score: float | None = None) -> list[tuple[dict, float]]:
+        """Promotion candidates of other sessions (ready, unexpired, above the floor), best first; with
+        `min_score`, only those at least that close (see `search`)."""
         hits = self.pool.search(np.asarray(vector, dtype=np.float32), k + 1, where)
-        if not hits:
+        by_seq = {seq: score for seq, score in hits if min_score is None or score >= min_score}
+        if not by_seq:
             return []
-        by_seq = dict(hits)
         with self.sessions() as db:
             rows = db.scalars(select(CacheEntry).where(CacheEntry.seq.in_(list(by_seq)))).all()
         now = time.time()
@@ -601,12 +608,23 @@ class CacheStore:
         now = time.time()
         return [entry_dict(r) for r in rows if _aware(r.ready_at).timestamp() + r.ttl_s > now]
 
-    def search(self, vector: np.ndarray, where: SearchFilter, k: int = 10) -> list[tuple[dict, float]]:
-        """Ready, unexpired entries above the feedback floor that pass the filter, best first."""
-        hits = self.index.search(np.asarray(vector, dtype=np.float32), k, where)
-        if not hits:
+    def search(self, vector: np.ndarray, where: SearchFilter, k: int = 10,
+               min_score: float | None = None) -> list[tuple[dict, float]]:
+        """Ready, unexpired entries above the feedback floor that pass the filter, best first. With `min_score`,
+        only the index's hits at or above it are read from the database (a caller that has no use for the
+        others does not pay a round trip and a row decode for each)."""
+        hits = self.nearest(vector, where, k)
+        return self.entries([(seq, score) for seq, score in hits if min_score is None or score >= min_score])
+
+    def nearest(self, vector: np.ndarray, where: SearchFilter, k: int = 10) -> list[tuple[int, float]]:
+        """The index's (seq, cosine) hits that pass the filter, without reading the database."""
+        return self.index.search(np.asarray(vector, dtype=np.float32), k, where)
+
+    def entries(self, hits: list[tuple[int, float]]) -> list[tuple[dict, float]]:
+        """The ready, unexpired entries above the feedback floor among index hits, best first."""
+        by_seq = dict(hits)
+        if not by_seq:
             return []
-        by_seq = {seq: score for seq, score in hits}
         with self.sessions() as db:
             rows = db.scalars(select(CacheEntry).where(CacheEntry.seq.in_(list(by_seq)))).all()
         now = time.time()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from pathlib import Path
 
 from alembic import command
@@ -17,7 +18,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from alembic.util.exc import CommandError
 from sqlalchemy import Engine, create_engine, event, text
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import DisconnectionError, SQLAlchemyError
 
 log = logging.getLogger("semcache.gateway")
 
@@ -26,6 +27,7 @@ log = logging.getLogger("semcache.gateway")
 MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
 # pg_advisory_lock key of schema migrations (advisory locks are per database): "semcache" in ASCII
 MIGRATION_LOCK_KEY = 0x73656D6361636865
+PING_IDLE_S = 1.0        # a pooled PostgreSQL connection idle this long is pinged before use (_ping_when_idle)
 
 
 class SchemaNotCurrent(ValueError):
@@ -56,8 +58,36 @@ def make_engine(url: str) -> Engine:
         return engine
     # a database that stops answering must fail a request in seconds (the cache then fails open), not hang it
     connect_args = {"connect_timeout": 5} if url.startswith("postgresql") and "connect_timeout" not in url else {}
-    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20, pool_timeout=5,
-                         connect_args=connect_args)
+    engine = create_engine(url, pool_size=10, max_overflow=20, pool_timeout=5, connect_args=connect_args)
+    _ping_when_idle(engine)
+    return engine
+
+
+def _ping_when_idle(engine: Engine, idle_s: float = PING_IDLE_S) -> None:
+    """Ping a pooled connection at checkout only when it sat idle for `idle_s`. A connection in steady use
+    is not pinged: a ping per checkout (SQLAlchemy's `pool_pre_ping`) is a round trip per store call under
+    load, and a connection that breaks while in use fails its statement, which marks the whole pool stale
+    (SQLAlchemy invalidates it on a disconnect error) and the request fails open. An idle one is the one
+    that a database restart or an idle timeout closed unseen: the ping finds it, and the pool connects again
+    before the request uses it."""
+
+    @event.listens_for(engine, "checkin")
+    def _checked_in(_dbapi_connection, record):
+        record.info["idle_since"] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _checked_out(dbapi_connection, record, _proxy):
+        if time.monotonic() - record.info.get("idle_since", float("inf")) < idle_s:
+            return
+        try:
+            cursor = dbapi_connection.cursor()
+            try:
+                cursor.execute("SELECT 1")
+            finally:
+                cursor.close()
+        except Exception as exc:
+            # the pool drops this connection and checks out another, or connects anew
+            raise DisconnectionError(f"stale pooled connection: {exc.__class__.__name__}") from exc
 
 
 def alembic_config(url: str) -> Config:

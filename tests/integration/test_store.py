@@ -261,3 +261,30 @@ def test_catch_up_converges_an_index_that_missed_events(store, tmp_path):
         assert set(again.index.labels()) == ready_seqs(again) and again.get(c)["seq"] in again.index
     finally:
         again.close()
+
+
+def test_search_reads_only_the_hits_at_or_above_the_floor(store):
+    near_id = store.write(entry(70, state="ready"))
+    store.write(entry(71, state="ready"))
+    read: list = []
+    entries = store.entries
+    store.entries = lambda hits: read.append(list(hits)) or entries(hits)
+    hits = store.nearest(vec(70), where(), 5)
+    assert len(hits) == 2 and max(s for _, s in hits) > 0.99
+    floor = sorted(s for _, s in hits)[-1] - 1e-4                    # only the exact match is that close
+    assert [e["cache_id"] for e, _ in store.search(vec(70), where(), 5, min_score=floor)] == [near_id]
+    assert [seq for seq, _ in read[-1]] == [hits[0][0]]
+    assert store.search(vec(70), where(), 5, min_score=1.5) == [] and read[-1] == []
+
+
+def test_an_idle_pooled_connection_the_server_closed_is_replaced_unseen(pg_url, tmp_path):
+    from gateway.store import migrate
+    engine = make_engine(database_url(pg_url, tmp_path))
+    with engine.connect() as conn:
+        pid = conn.execute(sa.text("SELECT pg_backend_pid()")).scalar()
+    with make_engine(database_url(pg_url, tmp_path)).connect() as admin:         # a restart, as the pool sees it
+        assert admin.execute(sa.text("SELECT pg_terminate_backend(:pid)"), {"pid": pid}).scalar()
+    time.sleep(migrate.PING_IDLE_S + 0.2)
+    with engine.connect() as conn:                 # the same pooled connection, pinged: it is replaced
+        assert conn.execute(sa.text("SELECT pg_backend_pid()")).scalar() != pid
+    engine.dispose()
