@@ -52,6 +52,8 @@ ZH_NEGATION = frozenset("不 没 没有 别 无 非 未 勿 不要 不用 无需
 ZH_POLITE = frozenset("请 麻烦 谢谢 谢啦 多谢 感谢 劳驾 帮 帮忙 帮我 给我 一下 能 能否 可以 可否 吗 呢 吧 啊 呀 哦 嗯 好 好的 "
                       "您好 你好 嗨 那个 就是 其实 真的 非常 很 挺 太 一点 一点儿 稍微 再 也 都 还 就 才 又 又是 想 想要 要 "
                       "希望 告诉 问 问问 请问 知道 说说 讲讲 看看".split())
+# coordinating conjunctions and list separators: "A and B" and "B and A" name the same pair (_roles_swapped)
+COORDINATORS = frozenset("and or nor vs versus & / , 、 ， 和 跟 与 及 以及 或 或者 还是 同".split())
 EN_NUMBER_WORDS = {**EN_SMALL, "a dozen": 12, "dozen": 12, "hundred": 100, "thousand": 1000}
 
 _CLOCK = re.compile(r"\b(\d{1,2})(?::00)?\s*([ap])\.?m\b\.?")
@@ -77,6 +79,7 @@ class Alignment:
     removed: list[str] = field(default_factory=list)
     added: list[str] = field(default_factory=list)
     reordered: bool = False            # the same content words in another order
+    swapped: bool = False              # two of them exchanged places in an unchanged frame (see _roles_swapped)
     numbers_changed: bool = False
     negation_changed: bool = False
     kept: int = 0                      # content words of the cached turn found again in the new one
@@ -97,10 +100,13 @@ class Alignment:
             return "numbers"
         if self.negation_changed:
             return "negation"
+        if self.swapped:
+            return "roles"
         return None
 
     def record(self) -> dict:
-        return {"removed": self.removed[:8], "added": self.added[:8], "reordered": self.reordered, "kept": self.kept,
+        return {"removed": self.removed[:8], "added": self.added[:8], "reordered": self.reordered,
+                "swapped": self.swapped, "kept": self.kept,
                 "numbers_changed": self.numbers_changed, "negation_changed": self.negation_changed}
 
 
@@ -194,6 +200,46 @@ def _chinese_words(text: str) -> list[Word]:
     return out
 
 
+def _frame(ws: tuple[Word, ...] | list[Word]) -> tuple[str, ...]:
+    """The turn with each run of content words as one slot: the grammar that gives the slots their roles."""
+    out: list[str] = []
+    for w in ws:
+        if not w.content:
+            out.append(w.text)
+        elif not out or out[-1] != "\0":
+            out.append("\0")
+    return tuple(out)
+
+
+def _roles_swapped(a: tuple[Word, ...], b: tuple[Word, ...]) -> bool:
+    """Two spans of content words exchanged places while the grammar around them stayed put: "from Paris to
+    Rome" / "from Rome to Paris", "1000英镑合多少林吉特" / "1000林吉特合多少英镑", "Java 改成 Scala" / "Scala 改成 Java".
+    The slots' roles come from the frame, so the request changed. Spans joined only by a coordinating
+    conjunction or a list comma ("Sony and Huawei", "A、B") name the same set either way; a span that moves
+    to another place in the frame ("What to eat in Paris" / "In Paris, what to eat") changes the frame, and
+    those are left to the pair model."""
+    if _frame(a) != _frame(b):
+        return False
+    where = [i for i, w in enumerate(a) if w.content]
+    ca, cb = [a[i].text for i in where], [w.text for w in b if w.content]
+    start = 0
+    while start < len(ca) and ca[start] == cb[start]:
+        start += 1
+    end = len(ca)
+    while end > start and ca[end - 1] == cb[end - 1]:
+        end -= 1
+    ma, mb = ca[start:end], cb[start:end]
+    if len(ma) > 40:                   # bounded work on any text; a swap is a few words
+        return False
+    for i in range(1, len(ma)):
+        for j in range(1, len(ma) - i + 1):
+            first, middle, last = ma[:i], ma[i:len(ma) - j], ma[len(ma) - j:]
+            if first != last and mb == last + middle + first:
+                between = a[where[start + i - 1] + 1:where[start + len(ma) - j]]
+                return any(w.text not in COORDINATORS for w in between)
+    return False
+
+
 def words(text: str) -> list[Word]:
     """The words of a turn, in order: jieba where it holds Chinese, the Latin word pattern elsewhere."""
     return list(_words(text[:MAX_ALIGN_CHARS]))
@@ -225,6 +271,7 @@ def align(cached: str, new: str) -> Alignment:
             out.kept += i2 - i1
     if sorted(out.removed) == sorted(out.added) and out.removed:
         out.removed, out.added, out.reordered = [], [], True
+        out.swapped = _roles_swapped(a, b)
     out.numbers_changed = sorted(w.number for w in a if w.number) != sorted(w.number for w in b if w.number)
     out.negation_changed = sum(w.negation for w in a) != sum(w.negation for w in b)
     return out

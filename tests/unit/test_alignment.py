@@ -18,8 +18,8 @@ CHANGES = [
     ("我不想去博物馆", "我想去博物馆", "negation"),
     ("推荐一款拍照好的手机", "推荐一款跑步用的手机", None),
     ("Write SQL to find duplicate emails", "Write SQL to delete duplicate emails", None),
-    ("Flights from Paris to Rome", "Flights from Rome to Paris", None),
-    ("从北京到上海的高铁", "从上海到北京的高铁", None),
+    ("Flights from Paris to Rome", "Flights from Rome to Paris", "roles"),
+    ("从北京到上海的高铁", "从上海到北京的高铁", "roles"),
 ]
 
 
@@ -73,3 +73,44 @@ def test_a_number_spelled_another_way_is_not_a_change(cached, new):
 ])
 def test_another_number_in_another_spelling_is_still_vetoed(cached, new):
     assert align(cached, new).vetoed == "numbers"
+
+
+@pytest.mark.parametrize("cached,new", [
+    ("Flights from Paris to Rome on Friday", "Flights from Rome to Paris on Friday"),
+    ("flights from Hong Kong to Amsterdam on Monday", "flights from Amsterdam to Hong Kong on Monday"),
+    ("Is a cat heavier than a dog?", "Is a dog heavier than a cat?"),
+    ("Translate this paragraph from German into Portuguese.", "Translate this paragraph from Portuguese into German."),
+    ("今天1000土耳其里拉等于多少新加坡元？", "今天1000新加坡元等于多少土耳其里拉？"),
+    ("帮我把这段代码从 Java 改成 Kotlin", "帮我把这段代码从 Kotlin 改成 Java"),
+    ("苹果比香蕉贵吗", "香蕉比苹果贵吗"),
+])
+def test_two_spans_that_trade_places_in_the_same_frame_are_another_request(cached, new):
+    result = align(cached, new)
+    assert result.reordered and result.swapped and result.vetoed == "roles", result
+
+
+@pytest.mark.parametrize("cached,new", [
+    ("Between Sony and Huawei, which headset is better?", "Between Huawei and Sony, which headset is better?"),
+    ("Roborock vs iRobot: which is better for pet hair?", "iRobot vs Roborock: which is better for pet hair?"),
+    ("苹果和香蕉哪个更有营养？", "香蕉和苹果哪个更有营养？"),
+    ("What should I eat in Lisbon", "In Lisbon, what should I eat"),
+    ("拜仁和曼联比分现在多少", "现在拜仁和曼联比分多少"),
+    ("解释一下疫苗，面向专家。", "面向专家，解释一下疫苗。"),
+])
+def test_coordinated_names_and_moved_clauses_are_not_a_swap(cached, new):
+    result = align(cached, new)
+    assert result.reordered and not result.swapped and result.vetoed is None, result
+
+
+def test_a_long_reordering_is_not_searched_for_a_swap():
+    import random
+    words_ = [f"w{i}" for i in range(150)]
+    shuffled = words_[:]
+    random.Random(3).shuffle(shuffled)
+    result = align(" to ".join(words_), " to ".join(shuffled))
+    assert result.reordered and not result.swapped
+    # a swap at the ends of a long unchanged middle is still found: the bound is on the changed part only
+    swapped = [words_[-1]] + words_[1:-1] + [words_[0]]
+    assert align(" to ".join(words_), " to ".join(swapped)).swapped is False       # 150 changed words
+    near = words_[:60] + [words_[62], words_[61], words_[60]] + words_[63:]
+    assert align(" to ".join(words_), " to ".join(near)).vetoed == "roles"
