@@ -129,8 +129,9 @@ class Settings(BaseSettings):
     port: int = 8000
     workers: int = Field(1, ge=1, description="gateway worker processes (`serve --workers`); with the embedded "
                                               "engine, N > 1 runs the engine once, in its own process")
-    encoder_threads: int = Field(0, ge=0, description="ONNX Runtime threads of the encoder per process (0: "
-                                                      "min(cores, 4) with one worker, cores / workers with several)")
+    encoder_threads: int = Field(0, ge=0, description="ONNX Runtime threads of the encoder and the pair judge per "
+                                                      "process (0: min(cores, 4) and min(cores, 2) with one worker, "
+                                                      "cores / workers with several)")
     log_level: str = "info"
     metrics_tenant_label: bool = Field(False, description="label semcache_decisions_total by tenant (off: tenant "
                                                           "names stay out of the metrics)")

@@ -32,7 +32,9 @@ def load_gates(embedding_model: str = "e5-small", models_dir: Path | None = None
     encoder = TextEncoder(embedding_model, models_dir=models_dir, threads=encoder_threads or None)
     models_dir = models_dir or default_data_dir() / "models"
     # the pair model is e5 underneath, whichever encoder the fingerprint uses
-    judge = PairJudge.prepared(resolve_encoder_dir("e5-small", models_dir=models_dir)[0], models_dir)
+    # the same thread budget as the encoder: N workers must not each run the judge on every core
+    judge = PairJudge.prepared(resolve_encoder_dir("e5-small", models_dir=models_dir)[0], models_dir,
+                               threads=encoder_threads or None)
     # no topic-switch function: a switch skips the lookup, and both trained detectors (a switch head, the pair
     # model against the previous turn) lost more hits to false switches than they saved lookups; the judge
     # reads a switch on every candidate instead (`intent:switch`)

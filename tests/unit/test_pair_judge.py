@@ -145,3 +145,11 @@ def test_hard_pairs_are_not_the_same_request(judge, cached_request, answer, new_
     cached = [{"role": "user", "content": cached_request}, {"role": "assistant", "content": answer}]
     verdict: Verdict = judge.judge([{"role": "user", "content": new_request}], cached)
     assert verdict.label != "same", verdict
+
+
+def test_the_judge_takes_the_encoder_thread_budget():
+    """`encoder_threads` (cores / workers under `serve --workers N`) bounds the pair judge's threads as well."""
+    from gateway.cache.service import load_gates
+    fingerprinter, judge, _ = load_gates(models_dir=Path(models_dir()), encoder_threads=1)
+    assert judge.session.get_session_options().intra_op_num_threads == 1
+    assert fingerprinter.encoder._session.get_session_options().intra_op_num_threads == 1
