@@ -20,6 +20,8 @@ class ModelRunner:
         self.model = model
         self.block_size = block_size
         self.device = torch.device(device)
+        if self.device.type == "cpu":
+            model.pack_weights()
         cfg = model.config
         shape = (num_blocks, block_size, cfg.num_kv_heads, cfg.head_dim)
         self.kv_caches = [(torch.zeros(shape, dtype=dtype, device=self.device),

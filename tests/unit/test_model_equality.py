@@ -69,6 +69,24 @@ def test_logits_and_greedy_tokens_match_transformers(name, tmp_path):
     assert out["token_ids"] == expected
 
 
+@pytest.mark.parametrize("name", ["llama", "qwen2"])
+def test_oneDNN_packed_weights_give_the_same_logits(name, tmp_path):
+    """The CPU engine multiplies through oneDNN-packed weights (qwen2: with the q/k/v bias); its logits
+    must stay those of transformers, for one row (decode) and many (prefill, draft verification)."""
+    if not torch.backends.mkldnn.is_available():
+        pytest.skip("torch built without oneDNN")
+    hf = save_random_checkpoint(CONFIGS[name](), tmp_path)
+    loaded = load_model(str(tmp_path), max_model_len=256)
+    prompt = loaded.tokenizer.encode("Plan a three day trip to Paris with a budget of 8000 dollars.")
+    assert loaded.model.pack_weights()
+    assert loaded.model.layers[0].self_attn.qkv_proj.packed is not None
+    with torch.no_grad():
+        ref = hf(torch.tensor([prompt])).logits[0]
+    packed = engine_logits(loaded, prompt)
+    torch.testing.assert_close(packed, ref, atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(engine_logits(loaded, prompt[:1]), ref[:1], atol=1e-4, rtol=1e-4)
+
+
 def test_generation_config_suppress_tokens_are_never_sampled(tmp_path):
     save_random_checkpoint(CONFIGS["llama"](), tmp_path)
     loaded = load_model(str(tmp_path), max_model_len=256)
