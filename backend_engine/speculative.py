@@ -13,10 +13,11 @@ probability p(x), and otherwise a token is drawn from p with x removed (the resi
 distribution q that puts all its mass on x): the output distribution is that of plain sampling. Under a
 forced output (replay) a draft token is kept only when it is the forced token.
 
-k adapts per sequence: it grows while drafts are accepted, stays generous after a partial match (a pass
-over 4 or 16 tokens costs about the same on a CPU), halves after an outright rejection, and after two of
-those in a row the sequence stops proposing for a while (doubling), so a useless draft costs almost
-nothing.
+k adapts per sequence: it doubles while drafts are fully accepted and halves after a rejection, but never
+below K_MIN: a pass over 5 tokens costs about what a pass over 1 does (1.02x for SmolLM2 on the CPU with
+packed weights, docs/benchmarks.md), so a useless short draft costs almost nothing, and a sequence that
+keeps proposing picks the draft up again where the answer rejoins it. No proposal, no cost: a sequence
+whose last tokens occur in neither source runs a plain step.
 """
 from __future__ import annotations
 
@@ -26,8 +27,7 @@ from backend_engine.sampling import SamplingParams, probabilities, sample
 
 MAX_NGRAM = 4
 K_MAX = 16
-K_PARTIAL = 4                    # k after a partly accepted draft, at least
-MAX_PAUSE = 32
+K_MIN = 4                        # k after rejections and partial matches, at least
 MODES = ("auto", "ngram", "draft", "off")
 
 
@@ -54,15 +54,13 @@ def find_continuation(source: list[int], suffix: list[int], k: int, min_n: int, 
 
 
 class SpecState:
-    """One sequence's speculation: its reference tokens, k, the pause after rejections, and counters."""
+    """One sequence's speculation: its reference tokens, k, where it is in the reference, and counters."""
 
-    __slots__ = ("draft_ids", "k", "pause", "misses", "cursor", "proposed", "accepted", "steps")
+    __slots__ = ("draft_ids", "k", "cursor", "proposed", "accepted", "steps")
 
     def __init__(self, draft_ids: list[int] | None = None):
         self.draft_ids = draft_ids or []
         self.k = K_MAX
-        self.pause = 0
-        self.misses = 0
         self.cursor = 0                         # where in the reference the last accepted proposal ended
         self.proposed = 0
         self.accepted = 0
@@ -71,9 +69,6 @@ class SpecState:
     def propose(self, token_ids: list[int], mode: str, limit: int) -> list[int]:
         """Up to min(k, limit) draft tokens to follow `token_ids`."""
         if mode == "off" or limit <= 0:
-            return []
-        if self.pause:
-            self.pause -= 1
             return []
         k = min(self.k, limit)
         suffix = token_ids[-MAX_NGRAM:]
@@ -95,17 +90,10 @@ class SpecState:
         self.cursor += accepted
         if accepted == proposed:
             self.k = min(K_MAX, self.k * 2)
-            self.misses = 0
         elif accepted == 0:
-            self.misses += 1
-            self.k = max(1, self.k // 2)
-            if self.misses >= 2:
-                self.pause = min(MAX_PAUSE, 2 ** self.misses)
+            self.k = max(K_MIN, self.k // 2)
         else:
-            # a partial match: a draft of a few tokens costs nearly as much to verify as one of many (the
-            # forward pass reads the weights once either way), so k stays generous
-            self.k = min(K_MAX, max(K_PARTIAL, accepted * 2))
-            self.misses = 0
+            self.k = min(K_MAX, max(K_MIN, accepted * 2))
 
 
 def verify(rows: torch.Tensor, draft: list[int], params: SamplingParams, generator: torch.Generator | None,

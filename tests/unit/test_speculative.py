@@ -7,7 +7,7 @@ from scipy.stats import chisquare
 
 from backend_engine import EngineConfig, LLMEngine
 from backend_engine.sampling import SamplingParams, probabilities
-from backend_engine.speculative import (K_MAX, K_PARTIAL, SpecState, accept_or_resample, find_continuation,
+from backend_engine.speculative import (K_MAX, K_MIN, SpecState, accept_or_resample, find_continuation,
                                          verify)
 
 PROMPT = "Rewrite this sentence: the quick brown fox jumps over the lazy dog near the river bank. " * 3
@@ -41,18 +41,31 @@ def test_find_continuation_prefers_the_longest_gram_and_the_hint():
     assert find_continuation(source, [5, 6], 3, 1) == ([], 0)                 # nothing follows the match
 
 
-def test_k_adapts_and_useless_drafts_pause():
-    state = SpecState([1, 2, 3])
+def test_k_adapts_between_its_floor_and_its_cap():
+    state = SpecState([1, 2, 3, 1, 2, 4])
     assert state.k == K_MAX
     state.update(K_MAX, K_MAX)
     assert state.k == K_MAX                          # never above the cap
     state.update(K_MAX, 3)
-    assert state.k == max(K_PARTIAL, 6)              # a partial match keeps k generous
+    assert state.k == max(K_MIN, 6)                  # a partial match: twice what was accepted
     state.update(6, 0)
-    assert state.k == 3 and state.pause == 0         # one outright rejection halves k
-    state.update(3, 0)
-    assert state.pause >= 4 and state.propose([1, 2], "auto", 5) == []   # two in a row: a pause
-    assert state.proposed == K_MAX * 2 + 9 and state.accepted == K_MAX + 3
+    assert state.k == K_MIN                          # a rejection halves k, down to the floor
+    state.update(K_MIN, 0)
+    state.update(K_MIN, 0)
+    assert state.k == K_MIN
+    state.update(K_MIN, K_MIN)
+    assert state.k == 2 * K_MIN                      # full acceptance doubles k again
+    assert state.proposed == K_MAX * 2 + 6 + 3 * K_MIN and state.accepted == K_MAX + 3 + K_MIN
+
+
+def test_rejected_drafts_do_not_stop_the_proposals():
+    """A short draft costs about a plain step, so a sequence keeps proposing after rejections in a row
+    and picks the reference up again where the answer rejoins it."""
+    state = SpecState(list(range(10, 40)))
+    for _ in range(5):
+        state.update(state.k, 0)
+    assert state.k == K_MIN
+    assert state.propose([7, 20, 21], "draft", 50) == list(range(22, 22 + K_MIN))
 
 
 @pytest.mark.parametrize("mode", ["ngram", "draft", "auto"])
