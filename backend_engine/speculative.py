@@ -4,7 +4,8 @@ Draft sources: a reference text sent with the request (`{"semcache": {"draft": .
 gateway sends the matched entry's answer, which a constraint change or a rewrite mostly keeps), and the
 context itself (prompt lookup: a rewrite or a code edit repeats long runs of its input). A proposal is the
 continuation, in the source, of the last n tokens (n = 4 down to 1 in the reference, down to 2 in the
-context, where one token matches too often). The model then computes the last token and the k proposed
+context, where one token matches too often); the longer match of the two wins, the reference on a tie.
+The model then computes the last token and the k proposed
 ones in one forward pass through the extend path; the longest agreeing prefix is kept, plus the model's own
 next token, and the KV slots of rejected tokens are given back.
 
@@ -32,10 +33,10 @@ MODES = ("auto", "ngram", "draft", "off")
 
 
 def find_continuation(source: list[int], suffix: list[int], k: int, min_n: int, hint: int = 0,
-                      end: int | None = None) -> tuple[list[int], int]:
+                      end: int | None = None) -> tuple[list[int], int, int]:
     """The k tokens that follow the longest n-gram (MAX_NGRAM >= n >= min_n) ending `suffix` that occurs in
     source[:end]; among its occurrences the first whose continuation starts at or after `hint`, else the
-    last. Returns (proposal, index in source after the proposal); ([], hint) when nothing matches."""
+    last. Returns (proposal, index in source after the proposal, n); ([], hint, 0) when nothing matches."""
     end = len(source) if end is None else end
     for n in range(min(MAX_NGRAM, len(suffix)), min_n - 1, -1):
         gram = suffix[-n:]
@@ -49,8 +50,8 @@ def find_continuation(source: list[int], suffix: list[int], k: int, min_n: int, 
         if best >= 0:
             proposal = source[best:min(best + k, end)]
             if proposal:
-                return proposal, best + len(proposal)
-    return [], hint
+                return proposal, best + len(proposal), n
+    return [], hint, 0
 
 
 class SpecState:
@@ -72,16 +73,18 @@ class SpecState:
             return []
         k = min(self.k, limit)
         suffix = token_ids[-MAX_NGRAM:]
+        proposal, after, n = [], self.cursor, 0
         if mode in ("auto", "draft") and self.draft_ids:
-            proposal, after = find_continuation(self.draft_ids, suffix, k, 1, self.cursor)
-            if proposal:
-                self.cursor = after - len(proposal)
-                return proposal
-        if mode in ("auto", "ngram"):
-            # the context before the suffix itself (prompt and generated text): prompt lookup
-            proposal, _ = find_continuation(token_ids, suffix, k, 2, end=len(token_ids) - 1)
-            return proposal
-        return []
+            proposal, after, n = find_continuation(self.draft_ids, suffix, k, 1, self.cursor)
+        if mode in ("auto", "ngram") and n < MAX_NGRAM:
+            # the context before the suffix itself (prompt and generated text): prompt lookup, taken over
+            # the reference when its gram is longer (the reference's match may be a lone common token)
+            context, _, _ = find_continuation(token_ids, suffix, k, max(2, n + 1), end=len(token_ids) - 1)
+            if context:
+                return context
+        if proposal:
+            self.cursor = after - len(proposal)
+        return proposal
 
     def update(self, proposed: int, accepted: int) -> None:
         self.proposed += proposed

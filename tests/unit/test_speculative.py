@@ -34,11 +34,11 @@ def plain():
 
 def test_find_continuation_prefers_the_longest_gram_and_the_hint():
     source = [1, 2, 3, 9, 9, 1, 2, 3, 4, 5, 6]
-    assert find_continuation(source, [7, 2, 3], 2, 1) == ([9, 9], 5)          # first occurrence of 2,3
-    assert find_continuation(source, [7, 2, 3], 2, 1, hint=6) == ([4, 5], 10)  # the one at the hint
+    assert find_continuation(source, [7, 2, 3], 2, 1) == ([9, 9], 5, 2)       # first occurrence of 2,3
+    assert find_continuation(source, [7, 2, 3], 2, 1, hint=6) == ([4, 5], 10, 2)  # the one at the hint
     assert find_continuation(source, [1, 2, 3], 3, 1, hint=6)[0] == [4, 5, 6]
-    assert find_continuation(source, [8, 8], 3, 2) == ([], 0)                 # no match: no proposal
-    assert find_continuation(source, [5, 6], 3, 1) == ([], 0)                 # nothing follows the match
+    assert find_continuation(source, [8, 8], 3, 2) == ([], 0, 0)              # no match: no proposal
+    assert find_continuation(source, [5, 6], 3, 1) == ([], 0, 0)              # nothing follows the match
 
 
 def test_k_adapts_between_its_floor_and_its_cap():
@@ -56,6 +56,17 @@ def test_k_adapts_between_its_floor_and_its_cap():
     state.update(K_MIN, K_MIN)
     assert state.k == 2 * K_MIN                      # full acceptance doubles k again
     assert state.proposed == K_MAX * 2 + 6 + 3 * K_MIN and state.accepted == K_MAX + 3 + K_MIN
+
+
+def test_the_longer_match_of_reference_and_context_wins():
+    # the reference matches only the last token (30); the context repeats the last three (20, 21, 30)
+    state = SpecState([30, 40, 41, 42])
+    context = [20, 21, 30, 50, 51, 52, 7, 20, 21, 30]
+    assert state.propose(context, "auto", 3) == [50, 51, 52]
+    assert state.propose(context, "draft", 3) == [40, 41, 42]     # the reference alone
+    # a tie goes to the reference
+    state = SpecState([20, 21, 30, 40, 41])
+    assert state.propose(context, "auto", 2) == [40, 41]
 
 
 def test_rejected_drafts_do_not_stop_the_proposals():
