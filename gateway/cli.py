@@ -380,7 +380,8 @@ def cmd_replay(args) -> int:
         replay(args.dataset, args.sessions, modes, model=args.model, upstream=args.upstream,
                out=Path(args.out) if args.out else None, plot=Path(args.plot) if args.plot else None,
                max_tokens=args.max_tokens, concurrency=args.concurrency, seed=args.seed, progress=bar,
-               promotion=[p.strip() for p in args.promotion.split(",") if p.strip()] if args.promotion else None)
+               promotion=[p.strip() for p in args.promotion.split(",") if p.strip()] if args.promotion else None,
+               order=args.order)
     return 0
 
 
@@ -539,6 +540,9 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--plot", default=None, help="results.png (needs matplotlib)")
     rep.add_argument("--max-tokens", type=int, default=64)
     rep.add_argument("--concurrency", type=int, default=4, help="sessions replayed at once")
+    rep.add_argument("--order", default="interleaved", choices=["interleaved", "sequential"],
+                     help="interleaved: all modes up at once, each turn sent to every mode before the next "
+                          "(machine noise lands on all modes alike); sequential: one mode after another")
     rep.add_argument("--seed", type=int, default=0)
     _progress_arg(rep)
     rep.set_defaults(func=cmd_replay)

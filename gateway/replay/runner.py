@@ -6,6 +6,12 @@ context) and `semantic` (semcache, which also sends a PARTIAL's matched answer a
 gets a fresh gateway process and data dir. With the bundled engine the reference answer is replayed
 as `forced_output`: every answer token still costs a forward step, and what the cache stores is the
 logged answer, so the key-fact gates see real facts.
+
+By default the modes run side by side (`order="interleaved"`): all gateways are up at once, and each turn
+is sent to every mode before the session's next turn, the first mode rotating from turn to turn. A slow
+minute of a shared machine then lands on every mode alike instead of on whichever mode ran in it, so the
+ratios between modes hold from run to run. `order="sequential"` runs one mode after another, each with the
+machine to itself (absolute latencies without the other modes' load).
 """
 from __future__ import annotations
 
@@ -25,6 +31,7 @@ from pathlib import Path
 import httpx
 
 MODES = ("nocache", "exact", "semantic")
+ORDERS = ("interleaved", "sequential")
 ADMIN_TOKEN = "replay-" + uuid.uuid4().hex[:12]
 
 
@@ -101,40 +108,62 @@ class GatewayProcess:
         self.log.close()
 
 
+def replay_request(client: httpx.Client, url: str, session: dict, turn: int, model: str, max_tokens: int,
+                   forced: bool, session_id: str) -> dict:
+    """Send the session's request `turn` and time it: one row of the results."""
+    request = session["requests"][turn]
+    body = {"model": model, "messages": request["messages"], "max_tokens": max_tokens, "temperature": 0}
+    if forced and request.get("answer"):
+        body["forced_output"] = request["answer"]
+        body["max_tokens"] = max(max_tokens, 4 * len(request["answer"]))
+    started = time.perf_counter()
+    try:
+        # forced_output is an internal field: the gateway keeps it only for a caller with the admin token
+        r = client.post(url + "/v1/chat/completions", json=body,
+                        headers={"X-Session-Id": session_id, "X-Semcache-Admin-Token": ADMIN_TOKEN})
+        status = r.status_code
+        data = r.json() if status == 200 else {}
+    except (httpx.HTTPError, ValueError):
+        status, data, r = 599, {}, None
+    elapsed = time.perf_counter() - started
+    usage = data.get("usage") or {}
+    cache = r.headers.get("x-cache") if r is not None else None
+    served = ((data.get("choices") or [{}])[0].get("message") or {}).get("content")
+    return {"wrong_answer": bool(request.get("exact_answer") and cache == "HIT" and served != request.get("answer")),
+            "session": session["session_id"], "turn": turn, "label": request.get("label"),
+            "kind": request.get("kind"), "lang": request.get("lang"), "status": status,
+            "ms": elapsed * 1e3, "cache": cache,
+            "reason": r.headers.get("x-cache-reason") if r is not None else None,
+            "score": float(r.headers["x-cache-score"]) if r is not None and "x-cache-score" in r.headers
+            else None, "prompt_tokens": usage.get("prompt_tokens", 0),
+            "completion_tokens": usage.get("completion_tokens", 0),
+            "cached_tokens": (usage.get("prompt_tokens_details") or {}).get("cached_tokens", 0)}
+
+
 def replay_session(client: httpx.Client, url: str, session: dict, model: str, max_tokens: int,
                    forced: bool, run_id: str, on_request=None) -> list[dict]:
     """The session's requests in order; `on_request()` after each one."""
     rows = []
-    session_id = f"{run_id}-{session['session_id']}"
-    for i, request in enumerate(session["requests"]):
-        body = {"model": model, "messages": request["messages"], "max_tokens": max_tokens, "temperature": 0}
-        if forced and request.get("answer"):
-            body["forced_output"] = request["answer"]
-            body["max_tokens"] = max(max_tokens, 4 * len(request["answer"]))
-        started = time.perf_counter()
-        try:
-            # forced_output is an internal field: the gateway keeps it only for a caller with the admin token
-            r = client.post(url + "/v1/chat/completions", json=body,
-                            headers={"X-Session-Id": session_id, "X-Semcache-Admin-Token": ADMIN_TOKEN})
-            status = r.status_code
-            data = r.json() if status == 200 else {}
-        except (httpx.HTTPError, ValueError):
-            status, data, r = 599, {}, None
-        elapsed = time.perf_counter() - started
-        usage = data.get("usage") or {}
-        cache = r.headers.get("x-cache") if r is not None else None
-        served = ((data.get("choices") or [{}])[0].get("message") or {}).get("content")
-        rows.append({"wrong_answer": bool(request.get("exact_answer") and cache == "HIT"
-                                          and served != request.get("answer")),"session": session["session_id"], "turn": i, "label": request.get("label"),
-                     "kind": request.get("kind"), "lang": request.get("lang"), "status": status,
-                     "ms": elapsed * 1e3, "cache": r.headers.get("x-cache") if r is not None else None,
-                     "reason": r.headers.get("x-cache-reason") if r is not None else None,
-                     "score": float(r.headers["x-cache-score"]) if r is not None and "x-cache-score" in r.headers
-                     else None, "prompt_tokens": usage.get("prompt_tokens", 0),
-                     "completion_tokens": usage.get("completion_tokens", 0),
-                     "cached_tokens": (usage.get("prompt_tokens_details") or {}).get("cached_tokens", 0)})
+    for turn in range(len(session["requests"])):
+        rows.append(replay_request(client, url, session, turn, model, max_tokens, forced,
+                                   f"{run_id}-{session['session_id']}"))
         if on_request:
             on_request()
+    return rows
+
+
+def replay_side_by_side(client: httpx.Client, targets: list[tuple[str, str, str]], session: dict, model: str,
+                        max_tokens: int, forced: bool, rotation: int = 0, on_request=None) -> dict[str, list[dict]]:
+    """The session's requests in order, each one sent to every target (name, url, run id) before the next
+    turn; the target that goes first rotates with the turn (and `rotation`), so none is always first."""
+    rows: dict[str, list[dict]] = {name: [] for name, _, _ in targets}
+    for turn in range(len(session["requests"])):
+        start = (turn + rotation) % len(targets)
+        for name, url, run_id in targets[start:] + targets[:start]:
+            rows[name].append(replay_request(client, url, session, turn, model, max_tokens, forced,
+                                             f"{run_id}-{session['session_id']}"))
+            if on_request:
+                on_request()
     return rows
 
 
@@ -185,6 +214,19 @@ def summarize(rows: list[dict], stats: dict) -> dict:
             "promotion": (stats.get("cache") or {}).get("promotion", {})}
 
 
+WARM_SESSION = {"session_id": "warmup", "requests": [{"messages": [{"role": "user", "content": "Hello!"}],
+                                                    "answer": "Hello! How can I help?"}]}
+
+
+def _mode_summary(mode: str, gateway: GatewayProcess, rows: list[dict], sessions: list[dict]) -> dict:
+    stats = gateway.stats()
+    audit = global_pool_audit(gateway.entries(scope="global"), sessions) if mode == "semantic" else {}
+    if mode == "semantic":
+        evidence = gateway.metric_samples("semcache_promotion_evidence_total")
+        audit["evidence"] = {k.strip("{}").replace('"', ""): int(v) for k, v in evidence.items()}
+    return {**summarize(rows, stats), **audit}
+
+
 def run_mode(mode: str, sessions: list[dict], model: str, upstream: str | None, models_dir: Path,
              max_tokens: int, concurrency: int, max_model_len: int, on_request=None,
              promotion: str | None = None) -> tuple[dict, list[dict]]:
@@ -194,9 +236,7 @@ def run_mode(mode: str, sessions: list[dict], model: str, upstream: str | None, 
     lock = threading.Lock()
     try:
         with httpx.Client(timeout=600) as client:
-            warm = {"session_id": "warmup", "requests": [{"messages": [{"role": "user", "content": "Hello!"}],
-                                                          "answer": "Hello! How can I help?"}]}
-            replay_session(client, gateway.url, warm, model, max_tokens, upstream is None, "warm-" + run_id)
+            replay_session(client, gateway.url, WARM_SESSION, model, max_tokens, upstream is None, "warm-" + run_id)
 
             def one(session):
                 out = replay_session(client, gateway.url, session, model, max_tokens, upstream is None, run_id,
@@ -205,14 +245,44 @@ def run_mode(mode: str, sessions: list[dict], model: str, upstream: str | None, 
                     rows.extend(out)
             with ThreadPoolExecutor(concurrency) as pool:
                 list(pool.map(one, sessions))
-        stats = gateway.stats()
-        audit = global_pool_audit(gateway.entries(scope="global"), sessions) if mode == "semantic" else {}
-        if mode == "semantic":
-            evidence = gateway.metric_samples("semcache_promotion_evidence_total")
-            audit["evidence"] = {k.strip("{}").replace('"', ""): int(v) for k, v in evidence.items()}
+        summary = _mode_summary(mode, gateway, rows, sessions)
     finally:
         gateway.stop()
-    return {**summarize(rows, stats), **audit}, rows
+    return summary, rows
+
+
+def run_modes_side_by_side(runs: list[tuple[str, str | None]], sessions: list[dict], model: str,
+                           upstream: str | None, models_dir: Path, max_tokens: int, concurrency: int,
+                           max_model_len: int, on_request=None) -> dict[str, tuple[dict, list[dict]]]:
+    """Every run (mode, promotion setting) in its own gateway, all up at once; each turn goes to all of them
+    (replay_side_by_side). Returns {name: (summary, rows)}."""
+    gateways: dict[str, tuple[str, GatewayProcess]] = {}
+    rows: dict[str, list[dict]] = {}
+    lock = threading.Lock()
+    try:
+        for mode, setting in runs:
+            name = f"{mode}+{setting}" if setting else mode
+            gateways[name] = (mode, GatewayProcess(mode, model, upstream, models_dir, max_model_len, setting))
+            rows[name] = []
+        targets = [(name, gateway.url, uuid.uuid4().hex[:6]) for name, (_, gateway) in gateways.items()]
+        with httpx.Client(timeout=600) as client:
+            for name, url, run_id in targets:
+                replay_session(client, url, WARM_SESSION, model, max_tokens, upstream is None, "warm-" + run_id)
+
+            def one(numbered):
+                index, session = numbered
+                out = replay_side_by_side(client, targets, session, model, max_tokens, upstream is None, index,
+                                          on_request)
+                with lock:
+                    for name, session_rows in out.items():
+                        rows[name].extend(session_rows)
+            with ThreadPoolExecutor(concurrency) as pool:
+                list(pool.map(one, enumerate(sessions)))
+        return {name: (_mode_summary(mode, gateway, rows[name], sessions), rows[name])
+                for name, (mode, gateway) in gateways.items()}
+    finally:
+        for _, gateway in gateways.values():
+            gateway.stop()
 
 
 def print_table(results: dict) -> None:
@@ -262,9 +332,10 @@ def _request_counter(progress, total: int):
 def replay(dataset: str, sessions_count: int, modes: list[str], model: str = "demo", upstream: str | None = None,
            out: Path | None = None, plot: Path | None = None, max_tokens: int = 64, concurrency: int = 4,
            seed: int = 0, max_model_len: int = 4096, sweep: bool = True, progress=None,
-           promotion: list[str] | None = None) -> dict:
+           promotion: list[str] | None = None, order: str = "interleaved") -> dict:
     """`progress(done, total)`: requests replayed, over all modes (the warm-up request not counted).
-    `promotion`: run the semantic mode once per promotion setting (off, shadow, auto), side by side."""
+    `promotion`: run the semantic mode once per promotion setting (off, shadow, auto), side by side.
+    `order`: interleaved (every turn to every mode in turn, all gateways up at once) or sequential."""
     from gateway.replay.datasets import load_sessions
     from fingerprint.encoder import default_data_dir
     unknown = [m for m in modes if m not in MODES]
@@ -273,6 +344,8 @@ def replay(dataset: str, sessions_count: int, modes: list[str], model: str = "de
     bad = [p for p in promotion or [] if p not in ("off", "shadow", "auto")]
     if bad:
         raise ValueError(f"unknown promotion setting(s) {bad}; use off, shadow, auto")
+    if order not in ORDERS:
+        raise ValueError(f"unknown order {order!r}; use {', '.join(ORDERS)}")
     sessions = load_sessions(dataset, sessions_count, seed)
     if not sessions:
         raise ValueError("the dataset has no replayable sessions")
@@ -283,10 +356,17 @@ def replay(dataset: str, sessions_count: int, modes: list[str], model: str = "de
     runs = [(m, None) for m in modes if m != "semantic" or not promotion] + \
         ([("semantic", p) for p in promotion] if promotion and "semantic" in modes else [])
     on_request = _request_counter(progress, results["dataset"]["requests"] * len(runs)) if progress else None
-    for mode, setting in runs:
-        summary, rows = run_mode(mode, sessions, model, upstream, models_dir, max_tokens, concurrency,
-                                 max_model_len, on_request, promotion=setting)
-        name = f"{mode}+{setting}" if setting else mode
+    results["order"] = order
+    if order == "interleaved" and len(runs) > 1:
+        done = run_modes_side_by_side(runs, sessions, model, upstream, models_dir, max_tokens, concurrency,
+                                      max_model_len, on_request)
+    else:
+        done = {}
+        for mode, setting in runs:
+            done[f"{mode}+{setting}" if setting else mode] = run_mode(
+                mode, sessions, model, upstream, models_dir, max_tokens, concurrency, max_model_len, on_request,
+                promotion=setting)
+    for name, (summary, rows) in done.items():
         results["modes"][name] = summary
         results["rows"][name] = rows
     labelled = any(r.get("label") for s in sessions for r in s["requests"])

@@ -23,7 +23,7 @@ def test_replay_and_calibrate(tmp_path):
                 "--model", "demo", "--out", str(out), "--plot", str(plot), "--concurrency", "3"])
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads(out.read_text())
-    assert set(results["modes"]) == {"nocache", "exact", "semantic"}
+    assert set(results["modes"]) == {"nocache", "exact", "semantic"} and results["order"] == "interleaved"
     for mode, summary in results["modes"].items():
         assert KEYS <= set(summary), mode
         assert summary["requests"] == results["dataset"]["requests"] and summary["errors"] == 0

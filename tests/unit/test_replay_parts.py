@@ -9,7 +9,9 @@ from gateway.replay.calibrate import (GRID, choose_thresholds, curves, requests_
                                       write_thresholds)
 from gateway.replay.datasets import conversation_requests, iter_sharegpt, jsonl_sessions, write_jsonl
 from gateway.replay.generate import CATEGORIES, generate
-from gateway.replay.runner import summarize
+import httpx
+
+from gateway.replay.runner import replay_side_by_side, summarize
 
 
 def test_generator_is_seeded_labelled_and_mixed():
@@ -83,6 +85,33 @@ def test_summary_counts_false_hits_against_labels():
     assert s["requests"] == 5 and s["errors"] == 1 and s["hit_rate"] == 0.5 and s["partial_rate"] == 0.25
     assert s["false_hit_rate"] == 0.25 and s["false_hits"] == 1 and s["prefix_reuse"] == 0.5
     assert s["p50_ms"] in (12, 900) and s["saved_prefill_tokens"] == 7
+
+
+def test_side_by_side_sends_each_turn_to_every_mode_before_the_next_and_rotates_the_first():
+    """The ordering only (a recording transport stands in for the gateways; tests/integration/test_replay.py
+    runs real ones)."""
+    seen = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        seen.append((request.url.host, len(body["messages"]), request.headers["x-session-id"]))
+        return httpx.Response(200, json={"choices": [{"message": {"content": "ok"}}], "usage": {}},
+                              headers={"x-cache": "MISS"})
+    session = {"session_id": "s1", "requests": [
+        {"messages": [{"role": "user", "content": "a"}]},
+        {"messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"},
+                      {"role": "user", "content": "c"}]},
+        {"messages": [{"role": "user", "content": "d"}]}]}
+    targets = [("nocache", "http://one", "r1"), ("exact", "http://two", "r2"), ("semantic", "http://three", "r3")]
+    with httpx.Client(transport=httpx.MockTransport(answer)) as client:
+        rows = replay_side_by_side(client, targets, session, "m", 8, False, rotation=1)
+    assert [(host, n) for host, n, _ in seen] == [("two", 1), ("three", 1), ("one", 1),
+                                                  ("three", 3), ("one", 3), ("two", 3),
+                                                  ("one", 1), ("two", 1), ("three", 1)]
+    assert {sid for host, _, sid in seen if host == "two"} == {"r2-s1"}      # each mode keeps its own session id
+    assert {name: [r["turn"] for r in out] for name, out in rows.items()} == \
+        {"nocache": [0, 1, 2], "exact": [0, 1, 2], "semantic": [0, 1, 2]}
+    assert all(r["status"] == 200 and r["cache"] == "MISS" for out in rows.values() for r in out)
 
 
 def test_thresholds_meet_the_bound_and_say_how_sure_they_are(tmp_path):
