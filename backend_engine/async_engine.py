@@ -78,6 +78,11 @@ class AsyncEngine:
         self._commands.append(("prefetch", (prompt_token_ids, cache_salt)))
         self._wake.set()
 
+    def attach_draft(self, key: str, draft_ids: list[int]) -> None:
+        """Queue a late draft for the request running under `key` (LLMEngine.attach_draft)."""
+        self._commands.append(("draft", (key, draft_ids)))
+        self._wake.set()
+
     def _deliver(self, request_id: str, item) -> None:
         target = self._queues.get(request_id)
         if target is not None:
@@ -89,6 +94,9 @@ class AsyncEngine:
             kind, args = self._commands.popleft()
             if kind == "abort":
                 self.engine.abort(*args)
+                continue
+            if kind == "draft":
+                self.engine.attach_draft(*args)
                 continue
             if kind == "prefetch":
                 try:

@@ -5,6 +5,7 @@ import bisect
 import hashlib
 import logging
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,6 +68,16 @@ class EngineStats:
         self.ttft_count += 1
 
 
+LATE_DRAFT_KEYS = 1024              # keys (and early drafts) remembered; far more than requests in flight
+
+
+def _remember(table: OrderedDict, key: str, value) -> None:
+    table[key] = value
+    table.move_to_end(key)
+    while len(table) > LATE_DRAFT_KEYS:
+        table.popitem(last=False)
+
+
 class LLMEngine:
     def __init__(self, config: EngineConfig, loaded: LoadedModel | None = None):
         self.config = config
@@ -102,6 +113,9 @@ class LLMEngine:
         self.stats = EngineStats()
         self.tiers = self._build_tiers(config)
         self.sequences: dict[str, Sequence] = {}
+        # late drafts (attach_draft): key -> request id, and drafts that came before their request
+        self._draft_keys: OrderedDict[str, str] = OrderedDict()
+        self._early_drafts: OrderedDict[str, list[int]] = OrderedDict()
         eos = set(loaded.config.eos_token_ids)
         if getattr(self.tokenizer, "eos_token_id", None) is not None:
             eos.add(self.tokenizer.eos_token_id)
@@ -196,8 +210,31 @@ class LLMEngine:
         if params.draft_text and self.config.speculative in ("auto", "draft"):
             seq.spec = SpecState(self.tokenizer.encode(params.draft_text, add_special_tokens=False))
         self.sequences[request_id] = seq
+        if params.draft_key:
+            _remember(self._draft_keys, params.draft_key, request_id)
+            early = self._early_drafts.pop(params.draft_key, None)
+            if early is not None:
+                self._use_draft(seq, early)
         self.scheduler.add(seq)
         return seq
+
+    def attach_draft(self, key: str, draft_ids: list[int]) -> bool:
+        """A reference text for a request already running under `semcache.draft_key` = key: the gateway
+        forwards a request while it decides, and only then knows the PARTIAL's matched answer. From the next
+        step the sequence proposes from it (output unchanged: drafts are verified). A draft that comes before
+        its request waits for it (a few, the oldest dropped). Returns whether a running request took it."""
+        seq = self.sequences.get(self._draft_keys.get(key, ""))
+        if seq is None:
+            _remember(self._early_drafts, key, draft_ids)
+            return False
+        return self._use_draft(seq, draft_ids)
+
+    def _use_draft(self, seq: Sequence, draft_ids: list[int]) -> bool:
+        if seq.is_finished or self.config.speculative not in ("auto", "draft") or seq.params.draft_text:
+            return False
+        seq.spec.draft_ids = draft_ids
+        seq.spec.cursor = 0
+        return True
 
     def abort(self, request_id: str) -> None:
         seq = self.sequences.pop(request_id, None)

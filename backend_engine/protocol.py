@@ -144,6 +144,9 @@ def _reject_unsupported(body: dict) -> None:
 
 # a speculation draft changes only the speed, never the output, so any caller may send one; bounded in size
 MAX_DRAFT_CHARS = 64_000
+# a draft may follow its request (the gateway forwards while it decides); the key pairs them
+MAX_DRAFT_KEY = 64
+DRAFT_KEY = re.compile(r"[A-Za-z0-9_-]{8,%d}" % MAX_DRAFT_KEY)
 
 
 def _sampling(body: dict) -> SamplingParams:
@@ -169,6 +172,10 @@ def _sampling(body: dict) -> SamplingParams:
     draft = (extension or {}).get("draft")
     if draft is not None and (not isinstance(draft, str) or len(draft) > MAX_DRAFT_CHARS):
         raise bad(f"'semcache.draft' must be a string of at most {MAX_DRAFT_CHARS} characters", "semcache.draft")
+    draft_key = (extension or {}).get("draft_key")
+    if draft_key is not None and not valid_draft_key(draft_key):
+        raise bad(f"'semcache.draft_key' must be 8 to {MAX_DRAFT_KEY} letters, digits, '-' or '_'",
+                  "semcache.draft_key")
     return SamplingParams(
         max_tokens=max_tokens or UNLIMITED,
         temperature=_number(body, "temperature", float, low=0, high=2, default=1.0),
@@ -179,7 +186,23 @@ def _sampling(body: dict) -> SamplingParams:
         ignore_eos=bool(body.get("ignore_eos", False)),
         forced_text=forced,
         draft_text=draft or None,
+        draft_key=draft_key,
     )
+
+
+def valid_draft_key(key) -> bool:
+    return isinstance(key, str) and DRAFT_KEY.fullmatch(key) is not None
+
+
+def parse_late_draft(raw: bytes) -> tuple[str, str]:
+    """`POST /v1/semcache/draft`: {"key": the request's semcache.draft_key, "draft": the reference text}."""
+    body = decode_body(raw)
+    key, draft = body.get("key"), body.get("draft")
+    if not valid_draft_key(key):
+        raise bad(f"'key' must be 8 to {MAX_DRAFT_KEY} letters, digits, '-' or '_'", "key")
+    if not isinstance(draft, str) or not draft or len(draft) > MAX_DRAFT_CHARS:
+        raise bad(f"'draft' must be a non-empty string of at most {MAX_DRAFT_CHARS} characters", "draft")
+    return key, draft
 
 
 def _stream_flags(body: dict) -> tuple[bool, bool]:

@@ -21,6 +21,8 @@ class SamplingParams:
     forced_token_ids: list[int] | None = None
     # speculative decoding: a reference text whose continuations are proposed as drafts (lossless)
     draft_text: str | None = None
+    # a name under which that reference may arrive later (POST /v1/semcache/draft), while the request runs
+    draft_key: str | None = None
 
     @property
     def greedy(self) -> bool:

@@ -18,7 +18,7 @@ from backend_engine.async_engine import AsyncEngine, EngineDead
 from backend_engine.llm_engine import LLMEngine, PromptTooLong, RequestOutput
 from backend_engine.metrics import render
 from backend_engine.protocol import (GenerationRequest, OpenAIError, bad, parse_chat, parse_completion,
-                                      parse_prefetch)
+                                      parse_late_draft, parse_prefetch)
 
 log = logging.getLogger("semcache.engine.server")
 
@@ -215,6 +215,17 @@ def create_app(engine: LLMEngine, internal_token: str | None = None) -> Litestar
         return Response(content={"status": "accepted" if enabled else "ignored", "prompt_tokens": len(ids)},
                         status_code=202)
 
+    @post("/v1/semcache/draft", status_code=202)
+    async def late_draft(request: Request) -> Response:
+        """The reference text for a request already sent with `semcache.draft_key`: the gateway forwards a
+        request while it decides and sends the PARTIAL's matched answer once it knows it. Only the speed of
+        that request changes (drafts are verified), so no caller can alter anyone's output with it."""
+        key, draft = parse_late_draft(await request.body())
+        ids = engine.tokenizer.encode(draft, add_special_tokens=False)
+        if ids:
+            async_engine.attach_draft(key, ids)
+        return Response(content={"status": "accepted", "draft_tokens": len(ids)}, status_code=202)
+
     @get("/v1/models")
     async def models() -> dict:
         return {"object": "list", "data": [{"id": engine.model_name, "object": "model", "created": 0,
@@ -230,7 +241,7 @@ def create_app(engine: LLMEngine, internal_token: str | None = None) -> Litestar
         return render(engine)
 
     return Litestar(
-        route_handlers=[chat_completions, completions, prefetch, models, healthz, metrics],
+        route_handlers=[chat_completions, completions, prefetch, late_draft, models, healthz, metrics],
         on_startup=[lambda: async_engine.start()],
         on_shutdown=[lambda: async_engine.shutdown()],
         exception_handlers={OpenAIError: _openai_error_handler, HTTPException: _http_error_handler,

@@ -139,6 +139,11 @@ class ChatTurn:
         self.replica: str | None = None   # the backend replica that answered (several backends)
         self.reason, self.domain = "", None   # the decision's, for the labelled metrics
         self.first_byte = False
+        # the request sent to the bundled engine before the decision (forward_early): its exchange,
+        # (headers, body, strip usage) and the key under which its draft may follow
+        self.early_exchange: asyncio.Future | None = None
+        self.early: tuple[dict[str, str], bytes, bool] | None = None
+        self.draft_key = ""
 
     def decided(self, decision: Decision) -> None:
         self.reason = decision.reason
@@ -193,15 +198,11 @@ class ChatTurn:
         body = json.dumps({"messages": self.body["messages"]}, ensure_ascii=False).encode()
         self.upstream.hint_soon(mode, "/v1/semcache/prefetch", headers, body, f"{req.tenant}\0{req.session_id}")
 
-    async def forward(self, decision: Decision, land) -> Response | Stream:
-        """PARTIAL, MISS and BYPASS: forward with the session id (the backend reuses the session's KV prefix);
-        write a complete answer when the decision allows it. `land(result)` releases coalesced followers."""
-        req = self.req
+    def _upstream_request(self, extension: dict | None) -> tuple[dict[str, str], bytes, bool]:
+        """(headers, body, whether to strip usage from the stream) of the request sent upstream."""
         raw, strip_usage, body = self.raw, False, self.body
-        if decision.outcome == "PARTIAL" and decision.entry and decision.entry.get("answer_text") \
-                and await self.upstream.accepts_drafts(self.draft_mode):
-            # the matched answer is mostly kept by a changed request: the engine verifies it as a draft
-            body = {**body, EXTENSION_FIELD: {"draft": decision.entry["answer_text"][:MAX_DRAFT_CHARS]}}
+        if extension:
+            body = {**body, EXTENSION_FIELD: extension}
         if self.stream and not self.include_usage:
             # ask for usage (cached_tokens, completion tokens) and take it out again before the client sees it
             body = {**body, "stream_options": {**(body.get("stream_options") or {}), "include_usage": True}}
@@ -209,12 +210,55 @@ class ChatTurn:
         if body is not self.body:
             raw = json.dumps(body, ensure_ascii=False).encode()
         request_id = self.request.scope.get("state", {}).get("request_id", "")
-        headers = self.upstream.headers(request_id, req.session_id, self.request.headers.get("authorization"),
-                                        tenant_salt=req.tenant, trusted=self.trusted)
+        headers = self.upstream.headers(request_id, self.req.session_id, self.request.headers.get("authorization"),
+                                        tenant_salt=self.req.tenant, trusted=self.trusted)
+        return headers, raw, strip_usage
+
+    async def forward_early(self, mode: str) -> bool:
+        """Before the decision: send the request to the bundled engine now, so that a forwarded request does
+        not wait for the decision. A HIT cancels it (`drop_early`); a PARTIAL's draft follows it under the
+        request's draft key. Returns whether it went."""
+        if mode == "off" or self.req.unsupported or not await self.upstream.accepts_drafts("auto"):
+            return False
+        self.draft_key = uuid.uuid4().hex
+        self.early = self._upstream_request({"draft_key": self.draft_key})
+        self.early_exchange = asyncio.ensure_future(self._exchange(*self.early[:2]))
+        return True
+
+    async def drop_early(self) -> None:
+        """The decision did not need the backend: stop the request sent early (the engine aborts it)."""
+        exchange, self.early_exchange = self.early_exchange, None
+        if exchange is None:
+            return
+        self.metrics.early_forwards.labels("cancelled").inc()
+        exchange.cancel()
+        await asyncio.gather(exchange, return_exceptions=True)
+        if not exchange.cancelled() and exchange.exception() is None:
+            response, _ = exchange.result()
+            await response.aclose()           # a stream whose headers came in before the decision
+
+    async def forward(self, decision: Decision, land) -> Response | Stream:
+        """PARTIAL, MISS and BYPASS: forward with the session id (the backend reuses the session's KV prefix);
+        write a complete answer when the decision allows it. `land(result)` releases coalesced followers."""
+        req, draft = self.req, None
+        if decision.outcome == "PARTIAL" and decision.entry and decision.entry.get("answer_text") \
+                and await self.upstream.accepts_drafts(self.draft_mode):
+            # the matched answer is mostly kept by a changed request: the engine verifies it as a draft
+            draft = decision.entry["answer_text"][:MAX_DRAFT_CHARS]
+        if self.early_exchange is not None:
+            headers, _, strip_usage = self.early
+            exchange, self.early_exchange = self.early_exchange, None
+            self.metrics.early_forwards.labels("used").inc()
+            if draft:
+                body = json.dumps({"key": self.draft_key, "draft": draft}, ensure_ascii=False).encode()
+                self.upstream.hint_soon(self.draft_mode, "/v1/semcache/draft", headers, body,
+                                        f"{self.req.tenant}\0{self.req.session_id}")
+        else:
+            headers, raw, strip_usage = self._upstream_request({"draft": draft} if draft else None)
+            exchange = asyncio.ensure_future(self._exchange(headers, raw))
         # the whole exchange (send, and for a non-stream answer the body) races the client's disconnect: an
         # engine sends its headers only when a non-stream answer is done, so waiting for them first would let
         # a request whose client has left run to the end
-        exchange = asyncio.ensure_future(self._exchange(headers, raw))
         disconnect = asyncio.ensure_future(_wait_disconnect(self.request))
         try:
             await asyncio.wait({exchange, disconnect}, return_when=asyncio.FIRST_COMPLETED)
@@ -391,7 +435,8 @@ async def _chat(request: Request, upstream: ReplicaSet, settings: Settings, metr
                 {"usage": usage, "answer_tokens": usage.get("completion_tokens")}, turn.prompt_chars), headers)
     future = cache.lead(key)
     response, decision = None, None
-    turn.prefetch(settings.backend_prefetch)
+    if not await turn.forward_early(settings.backend_early_forward):
+        turn.prefetch(settings.backend_prefetch)
 
     def land(result: dict | None) -> None:
         cache.land(key, future, result)
@@ -409,6 +454,7 @@ async def _chat(request: Request, upstream: ReplicaSet, settings: Settings, metr
         _note(request, cache=decision.outcome, reason=decision.reason, score=record["score"],
               cache_id=record["cache_id"], decision={k: record[k] for k in ("gates", "timings_ms") if record[k]})
         if decision.outcome == "HIT":
+            await turn.drop_early()
             entry = decision.entry
             land({"text": entry["answer_text"], "model": (entry.get("usage") or {}).get("model"),
                   "usage": entry.get("usage") or {}, "cache_id": entry["cache_id"]})
@@ -417,5 +463,6 @@ async def _chat(request: Request, upstream: ReplicaSet, settings: Settings, metr
             response = await turn.forward(decision, land)
         return response
     finally:
+        await turn.drop_early()           # not taken by forward(): the decision failed or was cancelled
         if not isinstance(response, Stream) or (decision is not None and decision.outcome == "HIT"):
             land(None)                    # no-op when already landed; frees followers after an error

@@ -1,6 +1,8 @@
 """The PARTIAL's draft over real HTTP: a gateway in front of a scripted backend that says it is the bundled
-engine (`owned_by: semcache`) sends the matched entry's answer as `semcache.draft` with a PARTIAL, never with
-a MISS, and never passes on a client's own `semcache` field; in front of another backend it sends none."""
+engine (`owned_by: semcache`) sends the matched entry's answer as a draft with a PARTIAL, never with a MISS,
+and never passes on a client's own `semcache` field; in front of another backend it sends none. With early
+forwarding (the default for the bundled engine) the request goes out before the decision and the draft
+follows it under the request's key; a HIT cancels the request in the real engine."""
 import time
 import uuid
 
@@ -8,7 +10,7 @@ import httpx
 import openai
 import pytest
 
-from tests.conftest import ADMIN_TOKEN, RunningServer, fresh_dirs
+from tests.conftest import ADMIN_TOKEN, RunningServer, fresh_dirs, metric
 from tests.integration.test_routing import ScriptedReplica
 
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
@@ -19,9 +21,10 @@ ANSWER = ("Day 1: Fushimi Inari shrine and Gion. Day 2: Arashiyama bamboo grove.
           "Nishiki market. Estimated total: $1,850 including a mid-range hotel.")
 
 
-def gateway_for(owned_by: str):
+def gateway_for(owned_by: str, early: str = "auto"):
     replica = ScriptedReplica("r", owned_by=owned_by)
-    env = {"SEMCACHE_BACKEND_URL": replica.url + "/v1", "SEMCACHE_ADMIN_TOKEN": ADMIN_TOKEN, **fresh_dirs()}
+    env = {"SEMCACHE_BACKEND_URL": replica.url + "/v1", "SEMCACHE_ADMIN_TOKEN": ADMIN_TOKEN,
+           "SEMCACHE_BACKEND_EARLY_FORWARD": early, **fresh_dirs()}
     return replica, RunningServer(["serve"], env=env, ready_path="/readyz", timeout=240)
 
 
@@ -45,7 +48,7 @@ def partial_turn(gateway, replica):
 
 @pytest.mark.parametrize("owned_by, expected", [("semcache", ANSWER), ("vllm", None)])
 def test_a_partial_carries_the_matched_answer_as_a_draft_only_to_the_bundled_engine(owned_by, expected):
-    replica, gateway = gateway_for(owned_by)
+    replica, gateway = gateway_for(owned_by, early="off")
     try:
         miss, partial = partial_turn(gateway, replica)
         assert "semcache" not in miss                     # the client's own extension never passes
@@ -59,6 +62,59 @@ def test_a_partial_carries_the_matched_answer_as_a_draft_only_to_the_bundled_eng
             assert replica.hints[-1]["salt"] == "default"
         else:
             assert replica.hints == []
+        assert replica.drafts == []
     finally:
         gateway.stop()
         replica.kill()
+
+
+@pytest.mark.parametrize("owned_by", ["semcache", "vllm"])
+def test_sent_early_the_request_is_followed_by_its_draft_under_its_key(owned_by):
+    replica, gateway = gateway_for(owned_by)              # backend_early_forward: auto
+    try:
+        miss, partial = partial_turn(gateway, replica)
+        if owned_by == "vllm":                            # another backend: nothing early, nothing extra
+            assert "semcache" not in miss and "semcache" not in partial and replica.drafts == []
+            return
+        # both went out before their decision, each under a key of its own and without a draft in the body
+        keys = [body["semcache"]["draft_key"] for body in (miss, partial)]
+        assert "draft" not in miss["semcache"] and "draft" not in partial["semcache"]
+        assert len(set(keys)) == 2 and all(len(k) >= 8 for k in keys)
+        deadline = time.monotonic() + 5
+        while not replica.drafts and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert replica.drafts == [{"key": keys[1], "draft": ANSWER}]      # the PARTIAL's only, the MISS none
+        assert replica.hints == []                        # the early request itself brings the prefix in
+    finally:
+        gateway.stop()
+        replica.kill()
+
+
+def test_a_hit_cancels_the_request_sent_to_the_engine_while_deciding():
+    env = {"SEMCACHE_BACKEND_URL": "embedded", "SEMCACHE_BACKEND_MODEL": "demo", "SEMCACHE_ADMIN_TOKEN": ADMIN_TOKEN,
+           "SEMCACHE_ENGINE_KV_CACHE_MEMORY": "64MiB", "SEMCACHE_ENGINE_MAX_MODEL_LEN": "1024", **fresh_dirs()}
+    gateway = RunningServer(["serve"], env=env, ready_path="/readyz", timeout=240)
+    try:
+        session = "hit-" + uuid.uuid4().hex[:8]
+        messages = [SYSTEM, {"role": "user", "content": KYOTO}]
+        warm = httpx.post(gateway.url + "/admin/warmup", headers=ADMIN, timeout=60, json={"entries": [
+            {"messages": messages, "answer": ANSWER, "session_id": session}]})
+        assert warm.status_code == 200, warm.text
+        finished = metric(gateway.url, "semcache_engine_requests_finished_total")
+        # the engine would run 900 tokens for this request if nothing stopped it
+        hit = httpx.post(gateway.url + "/v1/chat/completions", headers={"X-Session-Id": session}, timeout=60,
+                         json={"model": "demo", "messages": messages, "max_tokens": 900, "ignore_eos": True})
+        assert hit.status_code == 200 and hit.headers["x-cache"] == "HIT", dict(hit.headers)
+        assert hit.json()["choices"][0]["message"]["content"] == ANSWER
+        deadline = time.monotonic() + 10
+        while metric(gateway.url, "semcache_engine_requests_running") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert metric(gateway.url, "semcache_engine_requests_running") == 0
+        assert metric(gateway.url, "semcache_engine_kv_blocks_used") == 0
+        assert metric(gateway.url, "semcache_engine_requests_finished_total") == finished     # aborted
+        assert metric(gateway.url, "semcache_early_forwards_total") >= 1
+        cancelled = [line for line in httpx.get(gateway.url + "/metrics", headers=ADMIN).text.splitlines()
+                     if line.startswith('semcache_early_forwards_total{result="cancelled"}')]
+        assert cancelled and float(cancelled[0].rsplit(" ", 1)[1]) == 1
+    finally:
+        gateway.stop()

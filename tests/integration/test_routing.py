@@ -30,6 +30,7 @@ class ScriptedReplica:
         self.mode, self.delay = "normal", 0.0
         self.chats: list[dict] = []                   # {"session": x-session-id, "stream": bool}
         self.hints: list[dict] = []                   # prefetch notes: {"salt": x-cache-salt, "body": ...}
+        self.drafts: list[dict] = []                  # late drafts (POST /v1/semcache/draft): their bodies
         self.server = None
         self.start()
 
@@ -58,6 +59,10 @@ class ScriptedReplica:
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
                 if self.path.endswith("/semcache/prefetch"):
                     replica.hints.append({"salt": self.headers.get("x-cache-salt"), "body": body})
+                    self._send(202, b'{"status": "accepted"}')
+                    return
+                if self.path.endswith("/semcache/draft"):
+                    replica.drafts.append(body)
                     self._send(202, b'{"status": "accepted"}')
                     return
                 stream = bool(body.get("stream"))

@@ -151,3 +151,25 @@ def test_internal_fields_need_a_trusted_caller():
         parse_chat(b'{"messages": [{"role": "user", "content": "hi"}], "cache_salt": "acme"}', "globex")
     assert parse_chat(body, trusted=True).params.forced_text == "x"
     assert parse_chat(b'{"messages": [{"role": "user", "content": "hi"}]}', "globex").cache_salt == "globex"
+
+
+@pytest.mark.parametrize("raw, param", [
+    (b'{"key": "short", "draft": "x"}', "key"),
+    (b'{"key": "has spaces in it", "draft": "x"}', "key"),
+    (b'{"key": "' + b"k" * 65 + b'", "draft": "x"}', "key"),
+    (b'{"key": "good-key-01", "draft": ""}', "draft"),
+    (b'{"key": "good-key-01", "draft": 7}', "draft"),
+    (b'{"key": "good-key-01", "draft": "' + b"d" * 64_001 + b'"}', "draft"),
+    (b'[1, 2]', None),
+])
+def test_a_late_draft_is_checked_like_any_input(raw, param):
+    from backend_engine.protocol import OpenAIError, parse_chat, parse_late_draft
+    with pytest.raises(OpenAIError) as exc:
+        parse_late_draft(raw)
+    assert exc.value.status == 400 and (param is None or exc.value.param == param)
+    assert parse_late_draft(b'{"key": "good-key-01", "draft": "Day 1"}') == ("good-key-01", "Day 1")
+    chat = b'{"messages": [{"role": "user", "content": "hi"}], "semcache": {"draft_key": "%s"}}'
+    assert parse_chat(chat % b"good-key-01").params.draft_key == "good-key-01"
+    with pytest.raises(OpenAIError) as exc:
+        parse_chat(chat % b"no")
+    assert exc.value.status == 400 and exc.value.param == "semcache.draft_key"

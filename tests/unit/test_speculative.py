@@ -159,3 +159,42 @@ def test_sampled_generation_runs_with_drafts_and_honours_limits(plain):
     got, eng = generate("auto", [PROMPT] * 3, [text] * 3, temperature=0.05, seed=5, max_tokens=25)
     assert all(len(o["token_ids"]) == 25 for o in got)
     assert eng.stats.accepted_draft_tokens > 0 and eng.block_manager.num_used == 0
+
+
+def test_a_draft_that_follows_its_request_is_used_and_changes_nothing(plain):
+    """The gateway forwards while it decides and sends the PARTIAL's draft after: attach_draft by key, to a
+    running request, or before the request arrives (kept until it does)."""
+    reference, text = plain
+    draft_ids = engine("off").tokenizer.encode(text, add_special_tokens=False)
+    for when in ("running", "before"):
+        eng = engine("auto")
+        ids = eng.apply_chat_template([{"role": "user", "content": PROMPT}])
+        params = SamplingParams(max_tokens=48, temperature=0, ignore_eos=True, draft_key="late-key-0001")
+        if when == "before":
+            assert eng.attach_draft("late-key-0001", draft_ids) is False          # kept for the request
+        seq = eng.add_request("r1", ids, params)
+        steps = 0
+        while not seq.is_finished:
+            eng.step()
+            steps += 1
+            if when == "running" and steps == 3:
+                assert eng.attach_draft("late-key-0001", draft_ids) is True
+        assert seq.output_token_ids == reference["token_ids"], when
+        assert eng.stats.accepted_draft_tokens > 0 and steps < 48 - 3, when
+    # a key of no request, a request that brought its own draft, and a speculation mode without drafts
+    eng = engine("auto")
+    ids = eng.apply_chat_template([{"role": "user", "content": PROMPT}])
+    own = eng.add_request("r2", ids, SamplingParams(max_tokens=4, temperature=0, draft_text="own words",
+                                                    draft_key="own-draft-key"))
+    assert eng.attach_draft("own-draft-key", draft_ids) is False and own.spec.draft_ids != draft_ids
+    ngram = engine("ngram")
+    seq = ngram.add_request("r3", ids, SamplingParams(max_tokens=4, temperature=0, draft_key="ngram-key-01"))
+    assert ngram.attach_draft("ngram-key-01", draft_ids) is False and seq.spec.draft_ids == []
+
+
+def test_late_drafts_waiting_for_their_request_are_bounded():
+    from backend_engine.llm_engine import LATE_DRAFT_KEYS
+    eng = engine("auto")
+    for i in range(LATE_DRAFT_KEYS + 50):
+        eng.attach_draft(f"never-came-{i:05d}", [1, 2, 3])
+    assert len(eng._early_drafts) == LATE_DRAFT_KEYS and "never-came-00000" not in eng._early_drafts
