@@ -229,6 +229,7 @@ def create_app(settings: Settings | None = None, upstream: Upstream | ReplicaSet
         upkeep = asyncio.create_task(store_upkeep(app.state.store, settings, app.state.metrics))
         recovery = asyncio.create_task(cache_recovery(app.state.cache))
         health = asyncio.create_task(app.state.upstream.health_loop())
+        app.state.upstream.bundled_now()              # ask now whether it is the bundled engine (early forward)
         # everything loaded so far (models, tokenizers, modules) lives as long as the process: out of the
         # collector's sight, a full collection no longer walks it and stops every request for a tenth of a second
         gc.collect()

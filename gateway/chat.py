@@ -214,11 +214,11 @@ class ChatTurn:
                                         tenant_salt=self.req.tenant, trusted=self.trusted)
         return headers, raw, strip_usage
 
-    async def forward_early(self, mode: str) -> bool:
+    def forward_early(self, mode: str) -> bool:
         """Before the decision: send the request to the bundled engine now, so that a forwarded request does
         not wait for the decision. A HIT cancels it (`drop_early`); a PARTIAL's draft follows it under the
         request's draft key. Returns whether it went."""
-        if mode == "off" or self.req.unsupported or not await self.upstream.accepts_drafts("auto"):
+        if mode == "off" or self.req.unsupported or not self.upstream.bundled_now():
             return False
         self.draft_key = uuid.uuid4().hex
         self.early = self._upstream_request({"draft_key": self.draft_key})
@@ -435,7 +435,7 @@ async def _chat(request: Request, upstream: ReplicaSet, settings: Settings, metr
                 {"usage": usage, "answer_tokens": usage.get("completion_tokens")}, turn.prompt_chars), headers)
     future = cache.lead(key)
     response, decision = None, None
-    if not await turn.forward_early(settings.backend_early_forward):
+    if not turn.forward_early(settings.backend_early_forward):
         turn.prefetch(settings.backend_prefetch)
 
     def land(result: dict | None) -> None:

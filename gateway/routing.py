@@ -198,6 +198,17 @@ class ReplicaSet:
                     return False
         return self._bundled
 
+    def bundled_now(self) -> bool:
+        """`accepts_drafts("auto")` without waiting: the answer once known; until then False, and the question
+        goes out in the background (a request must never wait for another backend's /v1/models)."""
+        if self.embedded or self._bundled is not None:
+            return self.embedded or bool(self._bundled)
+        if not any(t.get_name() == "semcache-bundled-check" for t in self._hints):
+            task = asyncio.get_running_loop().create_task(self.accepts_drafts("auto"), name="semcache-bundled-check")
+            self._hints.add(task)
+            task.add_done_callback(self._hints.discard)
+        return False
+
     def hint_soon(self, mode: str, path: str, headers: dict[str, str], body: bytes, affinity: str | None) -> None:
         """A best-effort note to the replica that will take this request (the bundled engine's KV prefetch),
         sent in the background: no in-flight accounting, no metrics, no retry, failures ignored. `mode` as
