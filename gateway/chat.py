@@ -222,7 +222,7 @@ class ChatTurn:
             return False
         self.draft_key = uuid.uuid4().hex
         self.early = self._upstream_request({"draft_key": self.draft_key})
-        self.early_exchange = asyncio.ensure_future(self._exchange(*self.early[:2]))
+        self.early_exchange = asyncio.ensure_future(self._exchange(*self.early[:2], early=True))
         return True
 
     async def drop_early(self) -> None:
@@ -300,14 +300,20 @@ class ChatTurn:
         return Response(content=content, status_code=response.status_code, media_type="application/json",
                         headers={**relayed_headers(response), **headers})
 
-    async def _exchange(self, headers: dict[str, str], raw: bytes) -> tuple[httpx.Response, bytes | None]:
+    async def _exchange(self, headers: dict[str, str], raw: bytes,
+                        early: bool = False) -> tuple[httpx.Response, bytes | None]:
         """Send upstream; for a non-stream answer (or an error) also read the whole body. Cancelled, it closes
         the upstream request (the backend sees the disconnect)."""
         try:
-            with self.tracing.span("semcache.upstream", stream=self.stream) as span:
+            with self.tracing.span("semcache.upstream", stream=self.stream,
+                                   **({"semcache.early_forward": True} if early else {})) as span:
                 # a session's turns go to the replica that holds its KV blocks (the conversation id without one)
-                response = await self.upstream.send("POST", "/v1/chat/completions", headers, raw,
-                                                    affinity=f"{self.req.tenant}\0{self.req.session_id}")
+                try:
+                    response = await self.upstream.send("POST", "/v1/chat/completions", headers, raw,
+                                                        affinity=f"{self.req.tenant}\0{self.req.session_id}")
+                except asyncio.CancelledError:
+                    Tracing.annotate(span, **{"semcache.cancelled": True})      # a HIT, or the client left
+                    raise
                 self.replica = response.extensions.get("semcache_replica")
                 Tracing.annotate(span, **{"semcache.replica": self.replica,
                                           "http.response.status_code": response.status_code})

@@ -100,7 +100,11 @@ def test_a_hit_and_a_partial_have_their_span_trees(traced_gateway):
     assert root.attributes["semcache.cache"] == "HIT"
     assert root.attributes["semcache.cache_id"] == hit_headers["x-cache-id"]
     assert root.attributes["http.response.status_code"] == 200
-    assert children[ROOT_SPAN] == ["semcache.decide"]                 # no upstream call for a HIT
+    # the request went to the bundled engine as it arrived (early forwarding) and the HIT cancelled it
+    assert sorted(children[ROOT_SPAN]) == ["semcache.decide", "semcache.upstream"]
+    cancelled = next(s for s in exporter.get_finished_spans() if s.name == "semcache.upstream"
+                     and s.context.trace_id == root.context.trace_id)
+    assert cancelled.attributes["semcache.early_forward"] is True and cancelled.attributes["semcache.cancelled"]
     assert {"semcache.fingerprint", "semcache.search", "semcache.gates"} <= set(children["semcache.decide"])
     assert "semcache.gates" in root.attributes and "semcache.timings_ms" in root.attributes
 
@@ -113,3 +117,4 @@ def test_a_hit_and_a_partial_have_their_span_trees(traced_gateway):
     upstream = next(s for s in exporter.get_finished_spans() if s.name == "semcache.upstream"
                     and s.context.trace_id == root.context.trace_id)
     assert upstream.attributes["semcache.replica"] and upstream.attributes["http.response.status_code"] == 200
+    assert upstream.attributes["semcache.early_forward"] is True and "semcache.cancelled" not in upstream.attributes
