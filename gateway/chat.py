@@ -140,9 +140,9 @@ class ChatTurn:
         self.reason, self.domain = "", None   # the decision's, for the labelled metrics
         self.first_byte = False
         # the request sent to the bundled engine before the decision (forward_early): its exchange,
-        # (headers, body, strip usage) and the key under which its draft may follow
+        # (headers, strip usage) and the key under which its draft may follow
         self.early_exchange: asyncio.Future | None = None
-        self.early: tuple[dict[str, str], bytes, bool] | None = None
+        self.early: tuple[dict[str, str], bool] | None = None
         self.draft_key = ""
 
     def decided(self, decision: Decision) -> None:
@@ -221,8 +221,9 @@ class ChatTurn:
         if mode == "off" or self.req.unsupported or not self.upstream.bundled_now():
             return False
         self.draft_key = uuid.uuid4().hex
-        self.early = self._upstream_request({"draft_key": self.draft_key})
-        self.early_exchange = asyncio.ensure_future(self._exchange(*self.early[:2], early=True))
+        headers, raw, strip_usage = self._upstream_request({"draft_key": self.draft_key})
+        self.early = headers, strip_usage
+        self.early_exchange = asyncio.ensure_future(self._exchange(headers, raw, early=True))
         return True
 
     async def drop_early(self) -> None:
@@ -246,7 +247,7 @@ class ChatTurn:
             # the matched answer is mostly kept by a changed request: the engine verifies it as a draft
             draft = decision.entry["answer_text"][:MAX_DRAFT_CHARS]
         if self.early_exchange is not None:
-            headers, _, strip_usage = self.early
+            headers, strip_usage = self.early
             exchange, self.early_exchange = self.early_exchange, None
             self.metrics.early_forwards.labels("used").inc()
             if draft:

@@ -142,14 +142,8 @@ def replay_request(client: httpx.Client, url: str, session: dict, turn: int, mod
 
 def replay_session(client: httpx.Client, url: str, session: dict, model: str, max_tokens: int,
                    forced: bool, run_id: str, on_request=None) -> list[dict]:
-    """The session's requests in order; `on_request()` after each one."""
-    rows = []
-    for turn in range(len(session["requests"])):
-        rows.append(replay_request(client, url, session, turn, model, max_tokens, forced,
-                                   f"{run_id}-{session['session_id']}"))
-        if on_request:
-            on_request()
-    return rows
+    """The session's requests in order, to one gateway; `on_request()` after each one."""
+    return replay_side_by_side(client, [("", url, run_id)], session, model, max_tokens, forced, 0, on_request)[""]
 
 
 def replay_side_by_side(client: httpx.Client, targets: list[tuple[str, str, str]], session: dict, model: str,
@@ -227,35 +221,11 @@ def _mode_summary(mode: str, gateway: GatewayProcess, rows: list[dict], sessions
     return {**summarize(rows, stats), **audit}
 
 
-def run_mode(mode: str, sessions: list[dict], model: str, upstream: str | None, models_dir: Path,
-             max_tokens: int, concurrency: int, max_model_len: int, on_request=None,
-             promotion: str | None = None) -> tuple[dict, list[dict]]:
-    gateway = GatewayProcess(mode, model, upstream, models_dir, max_model_len, promotion)
-    run_id = uuid.uuid4().hex[:6]
-    rows: list[dict] = []
-    lock = threading.Lock()
-    try:
-        with httpx.Client(timeout=600) as client:
-            replay_session(client, gateway.url, WARM_SESSION, model, max_tokens, upstream is None, "warm-" + run_id)
-
-            def one(session):
-                out = replay_session(client, gateway.url, session, model, max_tokens, upstream is None, run_id,
-                                     on_request)
-                with lock:
-                    rows.extend(out)
-            with ThreadPoolExecutor(concurrency) as pool:
-                list(pool.map(one, sessions))
-        summary = _mode_summary(mode, gateway, rows, sessions)
-    finally:
-        gateway.stop()
-    return summary, rows
-
-
-def run_modes_side_by_side(runs: list[tuple[str, str | None]], sessions: list[dict], model: str,
-                           upstream: str | None, models_dir: Path, max_tokens: int, concurrency: int,
-                           max_model_len: int, on_request=None) -> dict[str, tuple[dict, list[dict]]]:
+def run_modes(runs: list[tuple[str, str | None]], sessions: list[dict], model: str, upstream: str | None,
+              models_dir: Path, max_tokens: int, concurrency: int, max_model_len: int,
+              on_request=None) -> dict[str, tuple[dict, list[dict]]]:
     """Every run (mode, promotion setting) in its own gateway, all up at once; each turn goes to all of them
-    (replay_side_by_side). Returns {name: (summary, rows)}."""
+    (replay_side_by_side; one run alone is the sequential order's step). Returns {name: (summary, rows)}."""
     gateways: dict[str, tuple[str, GatewayProcess]] = {}
     rows: dict[str, list[dict]] = {}
     lock = threading.Lock()
@@ -357,15 +327,10 @@ def replay(dataset: str, sessions_count: int, modes: list[str], model: str = "de
         ([("semantic", p) for p in promotion] if promotion and "semantic" in modes else [])
     on_request = _request_counter(progress, results["dataset"]["requests"] * len(runs)) if progress else None
     results["order"] = order
-    if order == "interleaved" and len(runs) > 1:
-        done = run_modes_side_by_side(runs, sessions, model, upstream, models_dir, max_tokens, concurrency,
-                                      max_model_len, on_request)
-    else:
-        done = {}
-        for mode, setting in runs:
-            done[f"{mode}+{setting}" if setting else mode] = run_mode(
-                mode, sessions, model, upstream, models_dir, max_tokens, concurrency, max_model_len, on_request,
-                promotion=setting)
+    done = {}
+    for group in ([runs] if order == "interleaved" else [[run] for run in runs]):
+        done.update(run_modes(group, sessions, model, upstream, models_dir, max_tokens, concurrency,
+                              max_model_len, on_request))
     for name, (summary, rows) in done.items():
         results["modes"][name] = summary
         results["rows"][name] = rows
