@@ -61,6 +61,8 @@ class EngineStats:
     decode_tokens: int = 0
     draft_tokens: int = 0
     accepted_draft_tokens: int = 0
+    phrase_draft_tokens: int = 0          # the share of both that came from the phrase store
+    phrase_accepted_tokens: int = 0
 
     def observe_ttft(self, seconds: float) -> None:
         self.ttft_bucket_counts[bisect.bisect_left(TTFT_BUCKETS, seconds)] += 1
@@ -111,6 +113,7 @@ class LLMEngine:
             log.warning("model has a %d-token sliding window; context limited to it", window)
             self.capacity_tokens = window
         self.stats = EngineStats()
+        self.phrases = loaded.phrases if config.phrase_drafts else None
         self.tiers = self._build_tiers(config)
         self.sequences: dict[str, Sequence] = {}
         # late drafts (attach_draft): key -> request id, and drafts that came before their request
@@ -277,7 +280,7 @@ class LLMEngine:
             limit = min(params.max_tokens - seq.num_output_tokens, self.capacity_tokens - len(seq)) - 1
             if params.forced_token_ids:
                 limit = min(limit, len(params.forced_token_ids) - seq.num_output_tokens - 1)
-            draft = seq.spec.propose(seq.token_ids, mode, limit)
+            draft = seq.spec.propose(seq.token_ids, mode, limit, self.phrases)
             if draft:
                 seq.token_ids.extend(draft)
                 seq.num_draft = len(draft)
@@ -351,6 +354,9 @@ class LLMEngine:
         seq.spec.update(len(draft), accepted)
         self.stats.draft_tokens += len(draft)
         self.stats.accepted_draft_tokens += accepted
+        if seq.spec.from_store:
+            self.stats.phrase_draft_tokens += len(draft)
+            self.stats.phrase_accepted_tokens += accepted
         self.stats.decode_steps += 1
         emitted, delta, reason = [], "", None
         for token in tokens:

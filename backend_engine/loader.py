@@ -22,6 +22,8 @@ from safetensors.torch import load_file, save_file
 
 from backend_engine.model import CausalLM
 from backend_engine.model_config import ModelConfig
+from backend_engine.phrase_store import FILE_NAME as PHRASES_FILE
+from backend_engine.phrase_store import PhraseStore
 from backend_engine.tokenizer import ChatTokenizer
 
 log = logging.getLogger("semcache.engine")
@@ -46,6 +48,7 @@ class LoadedModel:
     model: CausalLM
     tokenizer: object
     config: ModelConfig
+    phrases: PhraseStore | None = None      # a draft source for speculation, where prepared (phrase_store.py)
 
 
 def default_data_dir() -> Path:
@@ -181,4 +184,5 @@ def load_model(spec: str, max_model_len: int, data_dir: Path | None = None,
     model.load_hf_state_dict(tensors)
     tokenizer = load_tokenizer(folder)
     name = "smollm2" if spec == "smollm2" else folder.name
-    return LoadedModel(name, model.to(dtype).eval(), tokenizer, cfg)
+    phrases = PhraseStore.load(folder / PHRASES_FILE) if (folder / PHRASES_FILE).exists() else None
+    return LoadedModel(name, model.to(dtype).eval(), tokenizer, cfg, phrases)

@@ -44,9 +44,13 @@ class EngineCollector:
         yield CounterMetricFamily("semcache_engine_kv_block_demotions", "Cached blocks demoted to INT8",
                                   value=bm.num_demotions)
         yield CounterMetricFamily("semcache_engine_spec_draft_tokens", "Draft tokens proposed by speculative "
-                                  "decoding (reference text or context)", value=s.draft_tokens)
+                                  "decoding (reference text, context or phrase store)", value=s.draft_tokens)
         yield CounterMetricFamily("semcache_engine_spec_accepted_tokens", "Draft tokens the model agreed with",
                                   value=s.accepted_draft_tokens)
+        yield CounterMetricFamily("semcache_engine_spec_phrase_draft_tokens", "Draft tokens proposed from the "
+                                  "phrase store (part of spec_draft_tokens)", value=s.phrase_draft_tokens)
+        yield CounterMetricFamily("semcache_engine_spec_phrase_accepted_tokens", "Phrase-store draft tokens the "
+                                  "model agreed with", value=s.phrase_accepted_tokens)
         yield CounterMetricFamily("semcache_engine_decode_steps", "Decode forward steps of sequences",
                                   value=s.decode_steps)
         yield CounterMetricFamily("semcache_engine_decode_tokens", "Tokens emitted by decode steps (more than the "

@@ -19,6 +19,10 @@ below K_MIN: a pass over 5 tokens costs about what a pass over 1 does (1.02x for
 packed weights, docs/benchmarks.md), so a useless short draft costs almost nothing, and a sequence that
 keeps proposing picks the draft up again where the answer rejoins it. No proposal, no cost: a sequence
 whose last tokens occur in neither source runs a plain step.
+
+A third source comes last: a phrase store (phrase_store.py) of other answers proposes up to STORE_K tokens
+where neither the reference nor the context has a continuation. Its guesses are shorter and less sure, so
+they neither move the reference cursor nor change k.
 """
 from __future__ import annotations
 
@@ -29,6 +33,7 @@ from backend_engine.sampling import SamplingParams, probabilities, sample
 MAX_NGRAM = 4
 K_MAX = 16
 K_MIN = 4                        # k after rejections and partial matches, at least
+STORE_K = 4                      # tokens proposed from the phrase store
 MODES = ("auto", "ngram", "draft", "off")
 
 
@@ -57,7 +62,7 @@ def find_continuation(source: list[int], suffix: list[int], k: int, min_n: int, 
 class SpecState:
     """One sequence's speculation: its reference tokens, k, where it is in the reference, and counters."""
 
-    __slots__ = ("draft_ids", "k", "cursor", "proposed", "accepted", "steps")
+    __slots__ = ("draft_ids", "k", "cursor", "proposed", "accepted", "steps", "from_store")
 
     def __init__(self, draft_ids: list[int] | None = None):
         self.draft_ids = draft_ids or []
@@ -66,9 +71,11 @@ class SpecState:
         self.proposed = 0
         self.accepted = 0
         self.steps = 0                          # forward steps that proposed
+        self.from_store = False                 # the pending proposal came from the phrase store
 
-    def propose(self, token_ids: list[int], mode: str, limit: int) -> list[int]:
-        """Up to min(k, limit) draft tokens to follow `token_ids`."""
+    def propose(self, token_ids: list[int], mode: str, limit: int, store=None) -> list[int]:
+        """Up to min(k, limit) draft tokens to follow `token_ids`; `store`: a PhraseStore, or None."""
+        self.from_store = False
         if mode == "off" or limit <= 0:
             return []
         k = min(self.k, limit)
@@ -84,12 +91,18 @@ class SpecState:
                 return context
         if proposal:
             self.cursor = after - len(proposal)
+            return proposal
+        if store is not None and mode in ("auto", "ngram"):
+            proposal = store.propose(suffix, min(STORE_K, limit))
+            self.from_store = bool(proposal)
         return proposal
 
     def update(self, proposed: int, accepted: int) -> None:
         self.proposed += proposed
         self.accepted += accepted
         self.steps += 1
+        if self.from_store:
+            return
         self.cursor += accepted
         if accepted == proposed:
             self.k = min(K_MAX, self.k * 2)

