@@ -19,7 +19,7 @@ from backend_engine.model_runner import ModelRunner, kv_bytes_per_block
 from backend_engine.sampling import SamplingParams, sample
 from backend_engine.scheduler import Scheduler
 from backend_engine.sequence import Sequence
-from backend_engine.speculative import SpecState, verify
+from backend_engine.speculative import PassCost, SpecState, verify
 from backend_engine.tier_cost import Rates, calibrate_loads, calibrate_prefill
 from backend_engine.tier_manager import TierManager
 from kernels import ColdBlocks
@@ -114,6 +114,7 @@ class LLMEngine:
             self.capacity_tokens = window
         self.stats = EngineStats()
         self.phrases = loaded.phrases if config.phrase_drafts else None
+        self.pass_cost = PassCost()
         self.tiers = self._build_tiers(config)
         self.sequences: dict[str, Sequence] = {}
         # late drafts (attach_draft): key -> request id, and drafts that came before their request
@@ -261,8 +262,13 @@ class LLMEngine:
             return []
         started = time.perf_counter()
         logits = self.runner.run(scheduled)
+        elapsed = time.perf_counter() - started
         if self.tiers is not None:
-            self.tiers.observe_step(scheduled, time.perf_counter() - started)
+            self.tiers.observe_step(scheduled, elapsed)
+        if len(scheduled) == 1:                  # one decoding sequence: what a pass over its drafts costs
+            seq, num = scheduled[0]
+            if seq.num_output_tokens and num == 1 + seq.num_draft:
+                self.pass_cost.observe(num, elapsed)
         return self.postprocess(scheduled, logits)
 
     # ---- speculation ----------------------------------------------------
@@ -280,7 +286,7 @@ class LLMEngine:
             limit = min(params.max_tokens - seq.num_output_tokens, self.capacity_tokens - len(seq)) - 1
             if params.forced_token_ids:
                 limit = min(limit, len(params.forced_token_ids) - seq.num_output_tokens - 1)
-            draft = seq.spec.propose(seq.token_ids, mode, limit, self.phrases)
+            draft = seq.spec.propose(seq.token_ids, mode, limit, self.phrases, self.pass_cost)
             if draft:
                 seq.token_ids.extend(draft)
                 seq.num_draft = len(draft)

@@ -15,10 +15,14 @@ distribution q that puts all its mass on x): the output distribution is that of 
 forced output (replay) a draft token is kept only when it is the forced token.
 
 k adapts per sequence: it doubles while drafts are fully accepted and halves after a rejection, but never
-below K_MIN: a pass over 5 tokens costs about what a pass over 1 does (1.02x for SmolLM2 on the CPU with
-packed weights, docs/benchmarks.md), so a useless short draft costs almost nothing, and a sequence that
-keeps proposing picks the draft up again where the answer rejoins it. No proposal, no cost: a sequence
-whose last tokens occur in neither source runs a plain step.
+below K_MIN. No proposal, no cost: a sequence whose last tokens occur in no source runs a plain step.
+
+What a draft is worth depends on the machine: a pass over 5 tokens costs 1.02 plain steps on a CPU with
+AMX and 1.6 on one with AVX2 only (docs/benchmarks.md). So the engine measures its own passes (PassCost) and
+each sequence keeps, per source, how often its drafts were accepted (a geometric acceptance rate over
+recent steps). A proposal is cut to the length j that maximises the expected tokens per step,
+(1 - a^(j+1)) / (1 - a), over the pass's relative cost; when no length beats a plain step nothing is
+proposed, except every EXPLORE-th such step, so a draft the answer rejoins is picked up again.
 
 A third source comes last: a phrase store (phrase_store.py) of other answers proposes up to STORE_K tokens
 where neither the reference nor the context has a continuation. Its guesses are shorter and less sure, so
@@ -34,6 +38,48 @@ MAX_NGRAM = 4
 K_MAX = 16
 K_MIN = 4                        # k after rejections and partial matches, at least
 STORE_K = 4                      # tokens proposed from the phrase store
+EXPLORE = 8                      # a sequence whose drafts do not pay proposes anyway every EXPLORE-th step
+DECAY = 0.8                      # weight of the older acceptance evidence per verified step
+SOURCES = ("reference", "context", "store")
+
+
+class PassCost:
+    """Seconds of a forward pass over n tokens of one decoding sequence, measured online (moving average);
+    `relative(n)` = cost(n) / cost(1). A count never measured costs what the nearest measured count below
+    it does (optimistic, so it gets proposed and measured)."""
+
+    def __init__(self, max_tokens: int = K_MAX + 1):
+        self.seconds = [0.0] * (max_tokens + 1)
+
+    def observe(self, n: int, seconds: float) -> None:
+        if 1 <= n < len(self.seconds) and seconds > 0:
+            old = self.seconds[n]
+            self.seconds[n] = seconds if old == 0.0 else old + 0.1 * (seconds - old)
+
+    def relative(self, n: int) -> float:
+        one = self.seconds[1]
+        if one == 0.0 or n <= 1:
+            return 1.0
+        n = min(n, len(self.seconds) - 1)
+        below = next(i for i in range(n, 0, -1) if self.seconds[i] or i == 1)
+        above = next((i for i in range(n, len(self.seconds)) if self.seconds[i]), None)
+        cost = self.seconds[below]
+        if above is not None and above != below:    # between two measured counts: interpolate
+            cost += (self.seconds[above] - cost) * (n - below) / (above - below)
+        return max(1.0, cost / one)
+
+
+def worth(length: int, rate: float, cost: PassCost) -> int:
+    """The draft length (0..length) with the most expected tokens per unit of pass cost; 0: a plain step."""
+    best, best_value = 0, 1.0
+    expected, p = 1.0, 1.0
+    for j in range(1, length + 1):
+        p *= rate
+        expected += p
+        value = expected / cost.relative(j + 1)
+        if value > best_value:
+            best, best_value = j, value
+    return best
 MODES = ("auto", "ngram", "draft", "off")
 
 
@@ -62,7 +108,8 @@ def find_continuation(source: list[int], suffix: list[int], k: int, min_n: int, 
 class SpecState:
     """One sequence's speculation: its reference tokens, k, where it is in the reference, and counters."""
 
-    __slots__ = ("draft_ids", "k", "cursor", "proposed", "accepted", "steps", "from_store")
+    __slots__ = ("draft_ids", "k", "cursor", "proposed", "accepted", "steps", "source", "hits", "misses",
+                 "idle")
 
     def __init__(self, draft_ids: list[int] | None = None):
         self.draft_ids = draft_ids or []
@@ -71,11 +118,38 @@ class SpecState:
         self.proposed = 0
         self.accepted = 0
         self.steps = 0                          # forward steps that proposed
-        self.from_store = False                 # the pending proposal came from the phrase store
+        self.source = ""                        # where the pending proposal came from
+        # per source: decayed counts of accepted draft tokens and of rejections (prior: a rate of 1/2)
+        self.hits = dict.fromkeys(SOURCES, 1.0)
+        self.misses = dict.fromkeys(SOURCES, 1.0)
+        self.idle = 0                           # steps in a row whose proposal did not pay
 
-    def propose(self, token_ids: list[int], mode: str, limit: int, store=None) -> list[int]:
-        """Up to min(k, limit) draft tokens to follow `token_ids`; `store`: a PhraseStore, or None."""
-        self.from_store = False
+    @property
+    def from_store(self) -> bool:
+        return self.source == "store"
+
+    def rate(self, source: str) -> float:
+        return self.hits[source] / (self.hits[source] + self.misses[source])
+
+    def propose(self, token_ids: list[int], mode: str, limit: int, store=None, cost: PassCost | None = None
+                ) -> list[int]:
+        """Up to min(k, limit) draft tokens to follow `token_ids`; `store`: a PhraseStore, or None; `cost`:
+        the engine's pass costs (None: propose whatever the sources give)."""
+        proposal = self._find(token_ids, mode, limit, store)
+        if not proposal or cost is None:
+            return proposal
+        keep = worth(len(proposal), self.rate(self.source), cost)
+        if keep == 0:
+            self.idle += 1
+            if self.idle < EXPLORE:
+                self.source = ""
+                return []
+            keep = len(proposal)
+        self.idle = 0
+        return proposal[:keep]
+
+    def _find(self, token_ids: list[int], mode: str, limit: int, store) -> list[int]:
+        self.source = ""
         if mode == "off" or limit <= 0:
             return []
         k = min(self.k, limit)
@@ -88,19 +162,24 @@ class SpecState:
             # the reference when its gram is longer (the reference's match may be a lone common token)
             context, _, _ = find_continuation(token_ids, suffix, k, max(2, n + 1), end=len(token_ids) - 1)
             if context:
+                self.source = "context"
                 return context
         if proposal:
             self.cursor = after - len(proposal)
+            self.source = "reference"
             return proposal
         if store is not None and mode in ("auto", "ngram"):
             proposal = store.propose(suffix, min(STORE_K, limit))
-            self.from_store = bool(proposal)
+            self.source = "store" if proposal else ""
         return proposal
 
     def update(self, proposed: int, accepted: int) -> None:
         self.proposed += proposed
         self.accepted += accepted
         self.steps += 1
+        if self.source:
+            self.hits[self.source] = DECAY * self.hits[self.source] + accepted
+            self.misses[self.source] = DECAY * self.misses[self.source] + (accepted < proposed)
         if self.from_store:
             return
         self.cursor += accepted

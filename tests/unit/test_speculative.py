@@ -7,8 +7,8 @@ from scipy.stats import chisquare
 
 from backend_engine import EngineConfig, LLMEngine
 from backend_engine.sampling import SamplingParams, probabilities
-from backend_engine.speculative import (K_MAX, K_MIN, SpecState, accept_or_resample, find_continuation,
-                                         verify)
+from backend_engine.speculative import (EXPLORE, K_MAX, K_MIN, PassCost, SpecState, accept_or_resample,
+                                         find_continuation, verify, worth)
 
 PROMPT = "Rewrite this sentence: the quick brown fox jumps over the lazy dog near the river bank. " * 3
 
@@ -77,6 +77,52 @@ def test_rejected_drafts_do_not_stop_the_proposals():
         state.update(state.k, 0)
     assert state.k == K_MIN
     assert state.propose([7, 20, 21], "draft", 50) == list(range(22, 22 + K_MIN))
+
+
+def costs(*pairs: tuple[int, float]) -> PassCost:
+    cost = PassCost()
+    for n, seconds in pairs:
+        cost.observe(n, seconds)
+    return cost
+
+
+def test_pass_cost_is_measured_relative_to_a_plain_step_and_interpolated():
+    assert PassCost().relative(9) == 1.0                 # nothing measured yet: drafts look free
+    cost = costs((1, 0.050), (5, 0.080), (17, 0.100))
+    assert cost.relative(1) == 1.0 and cost.relative(5) == pytest.approx(1.6)
+    assert cost.relative(9) == pytest.approx((0.080 + (0.100 - 0.080) * 4 / 12) / 0.050)
+    assert cost.relative(3) == pytest.approx((0.050 + 0.030 * 2 / 4) / 0.050)
+    assert costs((1, 0.050), (5, 0.080)).relative(12) == pytest.approx(1.6)   # beyond: the last measured
+    cost.observe(5, 0.180)                               # a moving average, not the last sample
+    assert 1.6 < cost.relative(5) < 3.6
+    assert costs((1, 0.050), (2, 0.040)).relative(2) == 1.0    # never cheaper than a plain step
+
+
+def test_a_draft_is_cut_to_the_length_that_pays_on_this_machine():
+    cheap = costs((1, 0.050), (5, 0.051), (17, 0.085))  # CPU with AMX: 5 tokens cost a plain step
+    dear = costs((1, 0.050), (2, 0.064), (5, 0.080), (17, 0.100))   # AVX2 only: 1.6x for 5
+    assert worth(4, 0.5, cheap) == 4
+    assert worth(16, 0.97, cheap) == 16
+    assert worth(4, 0.2, dear) == 0                      # expected 1.25 tokens for 1.6x the time
+    assert worth(16, 0.97, dear) == 16
+    assert 0 < worth(16, 0.6, dear) < 16
+
+
+def test_a_sequence_whose_drafts_do_not_pay_stops_proposing_and_explores():
+    dear = costs((1, 0.050), (2, 0.064), (5, 0.080), (17, 0.100))
+    state = SpecState(list(range(10, 40)))
+    suffix = [7, 20, 21]
+    assert state.propose(suffix, "draft", 50, cost=dear)    # prior rate 1/2: worth proposing
+    for _ in range(6):                                     # rejected again and again
+        state.update(K_MIN, 0)
+    assert state.rate("reference") < 0.2
+    proposals = [state.propose(suffix, "draft", 50, cost=dear) for _ in range(EXPLORE)]
+    assert proposals[:-1] == [[]] * (EXPLORE - 1) and proposals[-1]     # every EXPLORE-th step it tries
+    state.update(len(proposals[-1]), len(proposals[-1]))   # the answer rejoined the reference
+    state.update(K_MIN, K_MIN)
+    assert state.propose(suffix, "draft", 50, cost=dear)
+    # without a cost model every proposal goes out, as before
+    assert SpecState(list(range(10, 40))).propose(suffix, "draft", 50) == list(range(22, 22 + K_MAX))
 
 
 @pytest.mark.parametrize("mode", ["ngram", "draft", "auto"])
