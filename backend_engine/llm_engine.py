@@ -278,6 +278,10 @@ class LLMEngine:
         if mode == "off":
             return []
         proposing = []
+        # PassCost is what drafts cost a sequence decoding alone, so it rules only then: with others in the
+        # step (another decode, a prefill chunk) the pass takes the extend path anyway and drafts cost less
+        alone = len(self.scheduler.running) == 1 and not self.scheduler.waiting
+        cost = self.pass_cost if alone else None
         for seq in self.scheduler.running:
             if seq.num_uncomputed_tokens != 1 or seq.num_output_tokens == 0:
                 continue
@@ -286,7 +290,7 @@ class LLMEngine:
             limit = min(params.max_tokens - seq.num_output_tokens, self.capacity_tokens - len(seq)) - 1
             if params.forced_token_ids:
                 limit = min(limit, len(params.forced_token_ids) - seq.num_output_tokens - 1)
-            draft = seq.spec.propose(seq.token_ids, mode, limit, self.phrases, self.pass_cost)
+            draft = seq.spec.propose(seq.token_ids, mode, limit, self.phrases, cost)
             if draft:
                 seq.token_ids.extend(draft)
                 seq.num_draft = len(draft)
