@@ -79,9 +79,10 @@ def test_other_routes_pass_through(exact):
                                                                temperature=0)
     assert done.headers["x-cache"] == "BYPASS" and done.headers["x-cache-reason"] == "route:passthrough"
     assert done.parse().usage.completion_tokens == 4
+    # greedy too: a sampled stream may end on EOS at its first token (seen once in CI)
     chunks = list(client(exact).completions.create(model="demo", prompt="Once upon a time", max_tokens=4,
-                                                   stream=True))
-    assert sum(len(c.choices[0].text) > 0 for c in chunks if c.choices) >= 1
+                                                   temperature=0, stream=True))
+    assert "".join(c.choices[0].text for c in chunks if c.choices) == done.parse().choices[0].text
     with pytest.raises(openai.NotFoundError) as missing:        # the bundled engine has no embeddings:
         client(exact).embeddings.create(model="demo", input="hi")     # its own 404, not the gateway's
     assert missing.value.response.headers["x-cache-reason"] == "route:passthrough"
