@@ -19,6 +19,7 @@ class EngineConfig:
     enable_prefix_caching: bool = True
     speculative: str = "auto"               # auto | ngram | draft | off: where decode drafts come from
     phrase_drafts: bool = True              # auto and ngram also draft from the model's phrase store, if any
+    dense_rows: int | None = None           # CPU: passes of up to this many rows use dense weights (None: measured)
     data_dir: str | None = None
     # KV tiers below the pool (kv_tiers.py): capacities in bytes, None = the default, 0 = off.
     # Host: a safe share of available memory. Disk: on when data_dir is set, under <data_dir>/kv_tier.

@@ -105,7 +105,8 @@ class LLMEngine:
             num_cold = (config.num_cold_blocks or max(budget // self.cold_block_bytes, 1)) if cold else 0
         self.block_manager = BlockManager(num_blocks, config.block_size, config.eviction, num_cold_blocks=num_cold)
         self.scheduler = Scheduler(config, self.block_manager)
-        self.runner = ModelRunner(model, config.block_size, num_blocks, dtype=dtype, num_cold_blocks=num_cold)
+        self.runner = ModelRunner(model, config.block_size, num_blocks, dtype=dtype, num_cold_blocks=num_cold,
+                                  dense_rows=config.dense_rows)
         self.capacity_tokens = min(config.max_model_len, num_blocks * config.block_size)
         window = loaded.config.sliding_window
         if window and window < self.capacity_tokens:

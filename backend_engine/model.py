@@ -56,6 +56,7 @@ class Linear(nn.Linear):
     a oneDNN-packed copy of its weight (the weight itself stays, for hashing and state dicts)."""
 
     packed: torch.Tensor | None = None
+    dense_rows = 0                  # inputs of at most this many rows use the dense weight (matmul_choice.py)
 
     def reset_parameters(self) -> None:
         pass
@@ -66,7 +67,7 @@ class Linear(nn.Linear):
         return self.packed is not None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self.packed is not None:
+        if self.packed is not None and x.numel() > self.dense_rows * x.shape[-1]:
             return packed_linear(x, self.packed, self.bias)
         return F.linear(x, self.weight, self.bias)
 
@@ -161,6 +162,15 @@ class CausalLM(nn.Module):
             mask[torch.tensor(cfg.suppress_token_ids)] = True
         self.register_buffer("suppressed", mask, persistent=False)
         self.logits_packed: torch.Tensor | None = None
+        self.dense_rows = 0
+        self.dense_rows_chosen = False
+
+    def use_dense_rows(self, rows: int) -> None:
+        """Passes of at most `rows` rows multiply with the dense weights, larger ones with the packed copies."""
+        self.dense_rows = rows
+        for module in self.modules():
+            if isinstance(module, Linear):
+                module.dense_rows = rows
 
     def pack_weights(self) -> bool:
         """Pack every projection and the logits weight for oneDNN (see `onednn_pack`); False where the
@@ -179,7 +189,7 @@ class CausalLM(nn.Module):
         return self.norm(x)
 
     def compute_logits(self, hidden: torch.Tensor) -> torch.Tensor:
-        if self.logits_packed is not None:
+        if self.logits_packed is not None and hidden.shape[0] > self.dense_rows:
             logits = packed_linear(hidden, self.logits_packed, None)
         else:
             weight = self.embed_tokens.weight if self.lm_head is None else self.lm_head.weight

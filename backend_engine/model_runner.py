@@ -1,12 +1,17 @@
 """Owns the model and the KV pool; turns a scheduled batch into one forward pass."""
 from __future__ import annotations
 
+import logging
+
 import torch
 
+from backend_engine.matmul_choice import choose_dense_rows
 from backend_engine.model import AttentionBatch, CausalLM
 from backend_engine.sequence import Sequence
 from kernels import ColdBlocks, demote_blocks
 from kernels.int8 import dequantize
+
+log = logging.getLogger("semcache.engine")
 
 
 def kv_bytes_per_block(model: CausalLM, block_size: int, dtype: torch.dtype) -> int:
@@ -16,12 +21,17 @@ def kv_bytes_per_block(model: CausalLM, block_size: int, dtype: torch.dtype) -> 
 
 class ModelRunner:
     def __init__(self, model: CausalLM, block_size: int, num_blocks: int,
-                 device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32, num_cold_blocks: int = 0):
+                 device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32, num_cold_blocks: int = 0,
+                 dense_rows: int | None = None):
         self.model = model
         self.block_size = block_size
         self.device = torch.device(device)
-        if self.device.type == "cpu":
-            model.pack_weights()
+        if self.device.type == "cpu" and model.pack_weights() and not model.dense_rows_chosen:
+            # once per loaded model: engines sharing it (benches, tests) then compute with the same path
+            model.dense_rows_chosen = True
+            rows = choose_dense_rows(model) if dense_rows is None else dense_rows
+            model.use_dense_rows(rows)
+            log.info("CPU matmuls: passes of up to %d rows use dense weights, larger ones packed", rows)
         cfg = model.config
         shape = (num_blocks, block_size, cfg.num_kv_heads, cfg.head_dim)
         self.kv_caches = [(torch.zeros(shape, dtype=dtype, device=self.device),

@@ -61,6 +61,10 @@ def main() -> None:
         packed = dense
     else:
         packed = {n: timed(n) for n in COUNTS}
+        from backend_engine.matmul_choice import choose_dense_rows
+        print(f"the engine's own choice here (matmul_choice.py): dense weights for passes of up to "
+              f"{choose_dense_rows(model)} rows, packed above")
+        model.use_dense_rows(0)
     print(f"\nSmolLM2-135M fp32, one sequence, context {args.context}, {torch.get_num_threads()} threads, "
           f"ms per forward pass with logits\n")
     print(f"{'tokens':>6} {'dense ms':>9} {'packed ms':>10} {'dense/packed':>13} {'packed / 1-token':>17}")

@@ -85,6 +85,43 @@ def test_oneDNN_packed_weights_give_the_same_logits(name, tmp_path):
     packed = engine_logits(loaded, prompt)
     torch.testing.assert_close(packed, ref, atol=1e-4, rtol=1e-4)
     torch.testing.assert_close(engine_logits(loaded, prompt[:1]), ref[:1], atol=1e-4, rtol=1e-4)
+    # passes of up to 2 rows through the dense weights, larger ones packed (matmul_choice.py)
+    loaded.model.use_dense_rows(2)
+    assert loaded.model.layers[0].mlp.down_proj.dense_rows == 2
+    torch.testing.assert_close(engine_logits(loaded, prompt[:2]), ref[:2], atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(engine_logits(loaded, prompt), ref, atol=1e-4, rtol=1e-4)
+
+
+def test_the_runner_measures_which_matmul_serves_few_rows(tmp_path, monkeypatch):
+    """Dense serves a pass size only while it is clearly faster there and at every smaller size; the
+    choice is made once per loaded model, so engines that share it compute alike; a config value wins."""
+    from backend_engine import matmul_choice
+    if not torch.backends.mkldnn.is_available():
+        pytest.skip("torch built without oneDNN")
+    save_random_checkpoint(CONFIGS["llama"](), tmp_path)
+    loaded = load_model(str(tmp_path), max_model_len=256)
+    assert loaded.model.pack_weights()
+
+    def timings(table):
+        monkeypatch.setattr(matmul_choice, "_pass_seconds", lambda model, rows, dense_rows:
+                            table[rows][0 if dense_rows else 1])
+    timings({1: (0.8, 1.0), 2: (0.9, 1.0), 4: (1.3, 1.1)})
+    assert matmul_choice.choose_dense_rows(loaded.model) == 2 and loaded.model.dense_rows == 2
+    timings({1: (0.98, 1.0), 2: (0.5, 1.0), 4: (0.5, 1.0)})       # within the noise margin at 1 row
+    assert matmul_choice.choose_dense_rows(loaded.model) == 0
+    timings({1: (1.5, 1.0), 2: (1.5, 1.0), 4: (1.5, 1.0)})
+    assert matmul_choice.choose_dense_rows(loaded.model) == 0
+    assert loaded.model.layers[1].self_attn.qkv_proj.dense_rows == 0
+
+    monkeypatch.undo()
+    fresh = load_model(str(tmp_path), max_model_len=256)
+    LLMEngine(EngineConfig(model=str(tmp_path), num_blocks=16, max_model_len=256, dense_rows=4), fresh)
+    assert fresh.model.dense_rows == 4
+    LLMEngine(EngineConfig(model=str(tmp_path), num_blocks=16, max_model_len=256), fresh)
+    assert fresh.model.dense_rows == 4                    # chosen once: a second engine keeps it
+    measured = load_model(str(tmp_path), max_model_len=256)
+    LLMEngine(EngineConfig(model=str(tmp_path), num_blocks=16, max_model_len=256), measured)
+    assert measured.model.dense_rows in matmul_choice.ROWS + (0,)
 
 
 def test_generation_config_suppress_tokens_are_never_sampled(tmp_path):
