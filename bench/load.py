@@ -287,7 +287,7 @@ def run_workers(workers: int, up_url: str, upstream_pid: int, args) -> dict:
         port = free_port()
         env = {**os.environ, **store_env, "SEMCACHE_BACKEND_URL": up_url + "/v1",
                "SEMCACHE_DATA_DIR": tempfile.mkdtemp(prefix="semcache-load-"), "SEMCACHE_MODELS_DIR": models_dir(),
-               "SEMCACHE_READY_DELAY_S": "1.0"}
+               "SEMCACHE_READY_DELAY_S": "1.0", "SEMCACHE_BACKEND_EARLY_FORWARD": args.early_forward}
         log = open(Path(tempfile.gettempdir()) / f"semcache-load-{port}.log", "w")
         gateway = subprocess.Popen([sys.executable, "-m", "gateway.cli", "serve", "--workers", str(workers),
                                     "--port", str(port), "--log-level", "warning"], cwd=ROOT, env=env,
@@ -346,6 +346,8 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=20.0, help="seconds of each measured pass")
     parser.add_argument("--warmup", type=float, default=5.0)
     parser.add_argument("--latency-ms", type=float, default=20.0)
+    parser.add_argument("--early-forward", choices=("auto", "on", "off"), default="auto",
+                        help="backend_early_forward (auto: the fixed upstream gets no early requests)")
     parser.add_argument("--database", choices=("auto", "sqlite", "postgres"), default="auto")
     args = parser.parse_args()
     up_port = free_port()
@@ -367,7 +369,8 @@ def main() -> None:
         upstream.terminate()
         upstream.wait(timeout=10)
     print(f"\n{args.clients} clients, upstream {args.latency_ms:.0f} ms, {args.duration:.0f} s per pass, "
-          f"{cores} CPUs shared by client, upstream and gateway; store: {rows[0]['store'] if rows else '-'}")
+          f"{cores} CPUs shared by client, upstream and gateway; store: {rows[0]['store'] if rows else '-'}; "
+          f"backend_early_forward {args.early_forward}")
     print("peak (closed loop):")
     print(f"{'workers':>7} {'req/s':>7} {'dec/s':>7} {'dec/s/core':>10} {'dec/CPU-s':>9} "
           f"{'fwd p50 ms':>10} {'fwd p99 ms':>10}")

@@ -139,7 +139,7 @@ class ChatTurn:
         self.replica: str | None = None   # the backend replica that answered (several backends)
         self.reason, self.domain = "", None   # the decision's, for the labelled metrics
         self.first_byte = False
-        # the request sent to the bundled engine before the decision (forward_early): its exchange,
+        # the request sent to the backend before the decision (forward_early): its exchange,
         # (headers, strip usage) and the key under which its draft may follow
         self.early_exchange: asyncio.Future | None = None
         self.early: tuple[dict[str, str], bool] | None = None
@@ -215,13 +215,17 @@ class ChatTurn:
         return headers, raw, strip_usage
 
     def forward_early(self, mode: str) -> bool:
-        """Before the decision: send the request to the bundled engine now, so that a forwarded request does
-        not wait for the decision. A HIT cancels it (`drop_early`); a PARTIAL's draft follows it under the
-        request's draft key. Returns whether it went."""
-        if mode == "off" or self.req.unsupported or not self.upstream.bundled_now():
+        """Before the decision: send the request to the backend now, so that a forwarded request does not wait
+        for the decision. A HIT cancels it (`drop_early`). To the bundled engine (`auto` or `on`) it goes under
+        a draft key, which a PARTIAL's draft follows; to another backend only with `on`, unchanged (that
+        backend does the work of the requests a HIT cancels). Returns whether it went."""
+        if mode == "off" or self.req.unsupported:
             return False
-        self.draft_key = uuid.uuid4().hex
-        headers, raw, strip_usage = self._upstream_request({"draft_key": self.draft_key})
+        bundled = self.upstream.bundled_now()
+        if not bundled and mode != "on":
+            return False
+        self.draft_key = uuid.uuid4().hex if bundled else ""
+        headers, raw, strip_usage = self._upstream_request({"draft_key": self.draft_key} if bundled else None)
         self.early = headers, strip_usage
         self.early_exchange = asyncio.ensure_future(self._exchange(headers, raw, early=True))
         return True
@@ -250,7 +254,7 @@ class ChatTurn:
             headers, strip_usage = self.early
             exchange, self.early_exchange = self.early_exchange, None
             self.metrics.early_forwards.labels("used").inc()
-            if draft:
+            if draft and self.draft_key:
                 body = json.dumps({"key": self.draft_key, "draft": draft}, ensure_ascii=False).encode()
                 self.upstream.hint_soon(self.draft_mode, "/v1/semcache/draft", headers, body,
                                         f"{self.req.tenant}\0{self.req.session_id}")

@@ -55,7 +55,7 @@ class GatewayMetrics:
         self.index_catch_up = Counter("semcache_index_catch_up_changes", "Index entries added or removed by the catch-up replay (events that never arrived, e.g. during a Redis outage), by action", ["action"], registry=r)
         self.rejected = Counter("semcache_rejected_requests", "Requests rejected before forwarding, by status",
                                 ["status"], registry=r)
-        self.early_forwards = Counter("semcache_early_forwards", "Requests sent to the bundled engine before the "
+        self.early_forwards = Counter("semcache_early_forwards", "Requests sent to the backend before the "
                                       "decision (backend_early_forward), by what became of them: used (the "
                                       "request was forwarded) or cancelled (a HIT answered it)", ["result"],
                                       registry=r)

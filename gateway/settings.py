@@ -52,11 +52,12 @@ class Settings(BaseSettings):
                             "hint (POST /v1/semcache/prefetch with the messages) so that blocks in its host or "
                             "disk tier load while the cache decides: auto: only when the backend is the bundled "
                             "engine")
-    backend_early_forward: Literal["auto", "off"] = Field(
-        "auto", description="send a request to the bundled engine as it arrives, while the cache decides: a HIT "
-                            "cancels it, a PARTIAL's draft follows it (POST /v1/semcache/draft), and a "
-                            "forwarded request no longer waits for the decision; auto: only when the backend "
-                            "is the bundled engine (another backend would bill the cancelled requests)")
+    backend_early_forward: Literal["auto", "on", "off"] = Field(
+        "auto", description="send a request to the backend as it arrives, while the cache decides: a HIT "
+                            "cancels it, a PARTIAL's draft follows it to the bundled engine (POST "
+                            "/v1/semcache/draft), and a forwarded request no longer waits for the decision; "
+                            "auto: only when the backend is the bundled engine (another backend may bill the "
+                            "requests a HIT cancels); on: any backend, e.g. a self-hosted vLLM or SGLang")
     connect_timeout_s: float = 5.0
     backend_timeout_s: float = Field(300.0, description="longest wait for the upstream's next byte")
     max_connections: int = 256

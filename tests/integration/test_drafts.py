@@ -118,3 +118,33 @@ def test_a_hit_cancels_the_request_sent_to_the_engine_while_deciding():
         assert cancelled and float(cancelled[0].rsplit(" ", 1)[1]) == 1
     finally:
         gateway.stop()
+
+
+def early_forwards(gateway, result: str) -> float:
+    lines = [line for line in httpx.get(gateway.url + "/metrics", headers=ADMIN).text.splitlines()
+             if line.startswith(f'semcache_early_forwards_total{{result="{result}"}}')]
+    return float(lines[0].rsplit(" ", 1)[1]) if lines else 0.0
+
+
+def test_with_early_forwarding_on_another_backend_gets_each_request_unchanged_before_the_decision():
+    replica, gateway = gateway_for("vllm", early="on")
+    try:
+        miss, partial = partial_turn(gateway, replica)
+        # both went out before their decision and were used; nothing the bundled engine alone understands
+        assert early_forwards(gateway, "used") == 2
+        assert "semcache" not in miss and "semcache" not in partial
+        assert replica.drafts == [] and replica.hints == []
+        session = "early-hit-" + uuid.uuid4().hex[:8]
+        messages = [SYSTEM, {"role": "user", "content": KYOTO}]
+        warm = httpx.post(gateway.url + "/admin/warmup", headers=ADMIN, timeout=60, json={"entries": [
+            {"messages": messages, "answer": ANSWER, "session_id": session}]})
+        assert warm.status_code == 200, warm.text
+        replica.mode, replica.delay = "slow", 3.0
+        hit = httpx.post(gateway.url + "/v1/chat/completions", headers={"X-Session-Id": session}, timeout=60,
+                         json={"model": "scripted", "messages": messages})
+        assert hit.status_code == 200 and hit.headers["x-cache"] == "HIT", dict(hit.headers)
+        assert hit.json()["choices"][0]["message"]["content"] == ANSWER
+        assert early_forwards(gateway, "cancelled") == 1 and early_forwards(gateway, "used") == 2
+    finally:
+        gateway.stop()
+        replica.kill()
