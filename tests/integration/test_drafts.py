@@ -46,6 +46,10 @@ def partial_turn(gateway, replica):
     return replica.chats[-2]["body"], replica.chats[-1]["body"]
 
 
+def early_forwards(gateway, result: str) -> float:
+    return metric(gateway.url, f'semcache_early_forwards_total{{result="{result}"}}')
+
+
 @pytest.mark.parametrize("owned_by, expected", [("semcache", ANSWER), ("vllm", None)])
 def test_a_partial_carries_the_matched_answer_as_a_draft_only_to_the_bundled_engine(owned_by, expected):
     replica, gateway = gateway_for(owned_by, early="off")
@@ -113,17 +117,9 @@ def test_a_hit_cancels_the_request_sent_to_the_engine_while_deciding():
         assert metric(gateway.url, "semcache_engine_kv_blocks_used") == 0
         assert metric(gateway.url, "semcache_engine_requests_finished_total") == finished     # aborted
         assert metric(gateway.url, "semcache_early_forwards_total") >= 1
-        cancelled = [line for line in httpx.get(gateway.url + "/metrics", headers=ADMIN).text.splitlines()
-                     if line.startswith('semcache_early_forwards_total{result="cancelled"}')]
-        assert cancelled and float(cancelled[0].rsplit(" ", 1)[1]) == 1
+        assert early_forwards(gateway, "cancelled") == 1
     finally:
         gateway.stop()
-
-
-def early_forwards(gateway, result: str) -> float:
-    lines = [line for line in httpx.get(gateway.url + "/metrics", headers=ADMIN).text.splitlines()
-             if line.startswith(f'semcache_early_forwards_total{{result="{result}"}}')]
-    return float(lines[0].rsplit(" ", 1)[1]) if lines else 0.0
 
 
 def test_with_early_forwarding_on_another_backend_gets_each_request_unchanged_before_the_decision():
