@@ -305,7 +305,7 @@ class CacheStore:
 
     def _inserted(self, row: CacheEntry) -> None:
         if row.state == "ready":
-            self._publish_ready(row)
+            self._publish_ready([row])
         # the limit check counts every live row: it runs when this process's estimate passes the limit, and
         # at most every EVICT_CHECK_S otherwise (other replicas' writes), not on every write
         self._live_estimate += 1
@@ -323,20 +323,25 @@ class CacheStore:
             for r in due:
                 r.state, r.ready_at, r.updated_at = "ready", now, now
                 db.add(CacheEvent(at=now, kind="ready", cache_id=r.cache_id, tenant=r.tenant, detail={}))
-        for r in due:
-            self._publish_ready(r)
+        self._publish_ready(due)
         return [r.cache_id for r in due]
 
-    def _publish_ready(self, row: CacheEntry) -> None:
-        if row.ttl_s <= 0:
+    def _publish_ready(self, rows: list[CacheEntry]) -> None:
+        rows = [r for r in rows if r.ttl_s > 0]
+        if not rows:
             return
-        # this replica's index first (publish applies it locally before Redis), then the hot copy; Redis is best
-        # effort: a replica that misses the event finds the row in its next catch-up
-        self._announce({"kind": "ready", "seq": row.seq, "vector": np.frombuffer(row.vector, np.float32).tolist(),
-                        "tenant": row.tenant, "session_id": row.session_id, "scope": row.scope,
-                        "intent_domain": row.intent_domain, "system_prompt_version": row.system_prompt_version,
-                        "promotion": row.promotion})
-        self._hot_call("put", self.hot.put, row.cache_id, entry_dict(row), row.ttl_s)
+        # this replica's index first (applied locally before Redis), then the hot copies, all in one exchange;
+        # Redis is best effort: a replica that misses the event finds the row in its next catch-up
+        events = [{"kind": "ready", "seq": r.seq, "vector": np.frombuffer(r.vector, np.float32),
+                   "tenant": r.tenant, "session_id": r.session_id, "scope": r.scope, "intent_domain": r.intent_domain,
+                   "system_prompt_version": r.system_prompt_version, "promotion": r.promotion} for r in rows]
+        puts = [(r.cache_id, entry_dict(r), r.ttl_s) for r in rows]
+        try:
+            self.hot.announce(events, puts)
+        except Exception as exc:
+            log.warning("ready entries not published (other replicas catch up from the database): %s",
+                        exc.__class__.__name__, extra={"fields": {"entries": len(rows),
+                                                                  "error": exc.__class__.__name__}})
 
     def _announce(self, event: dict) -> None:
         try:

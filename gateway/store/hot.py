@@ -6,11 +6,14 @@ replica subscribes to; `LocalHotStore` does the same inside one process.
 """
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import threading
 import time
 from typing import Callable
+
+import numpy as np
 
 log = logging.getLogger("semcache.store")
 DEFAULT_PREFIX = "semcache"
@@ -43,6 +46,13 @@ class LocalHotStore:
     def publish(self, event: dict) -> None:
         for listener in list(self._listeners):
             listener(event)
+
+    def announce(self, events: list[dict], puts: list[tuple[str, dict, float]]) -> None:
+        """Publish `events` and store `puts` (cache_id, entry, ttl_s) together."""
+        for event in events:
+            self.publish(event)
+        for cache_id, entry, ttl_s in puts:
+            self.put(cache_id, entry, ttl_s)
 
     def subscribe(self, listener: Listener) -> None:
         self._listeners.append(listener)
@@ -83,7 +93,25 @@ class RedisHotStore:
     def publish(self, event: dict) -> None:
         for listener in list(self._listeners):      # this replica applies its own events at once, Redis or not
             listener(event)
-        self._redis.publish(self._channel, json.dumps({**event, "origin": self._origin}))
+        self._redis.publish(self._channel, self._message([event]))
+
+    def announce(self, events: list[dict], puts: list[tuple[str, dict, float]]) -> None:
+        """Publish `events` as one message and store `puts` (cache_id, entry, ttl_s), in one round trip:
+        a promotion pass makes many entries ready at once, and one exchange per entry cost more CPU than
+        the rest of the pass."""
+        for event in events:
+            for listener in list(self._listeners):
+                listener(event)
+        pipe = self._redis.pipeline(transaction=False)
+        if events:
+            pipe.publish(self._channel, self._message(events))
+        for cache_id, entry, ttl_s in puts:
+            pipe.set(self._prefix + cache_id, json.dumps(entry), ex=max(int(ttl_s), 1))
+        if events or puts:
+            pipe.execute()
+
+    def _message(self, events: list[dict]) -> str:
+        return json.dumps({"origin": self._origin, "events": [_to_wire(e) for e in events]})
 
     def on_reconnect(self, callback: Callable[[], None]) -> None:
         """Called (in the listener thread) when the event channel works again after a failure: events
@@ -124,14 +152,17 @@ class RedisHotStore:
                         log.exception("redis reconnect listener failed")
             if not message:
                 continue
-            event = json.loads(message["data"])
-            if event.pop("origin", None) == self._origin:
+            try:
+                events = _from_wire(json.loads(message["data"]), self._origin)
+            except (ValueError, TypeError, KeyError):
+                log.warning("cache event not understood; the next catch-up reads the database instead")
                 continue
-            for listener in list(self._listeners):
-                try:
-                    listener(event)
-                except Exception:
-                    log.exception("cache event listener failed")
+            for event in events:
+                for listener in list(self._listeners):
+                    try:
+                        listener(event)
+                    except Exception:
+                        log.exception("cache event listener failed")
 
     def ready(self) -> bool:
         try:
@@ -146,3 +177,25 @@ class RedisHotStore:
         if pubsub is not None:
             pubsub.close()
         self._redis.close()
+
+
+def _to_wire(event: dict) -> dict:
+    """A vector travels as base64 float32 bytes: a tenth of the JSON and of its encoding time."""
+    vector = event.get("vector")
+    if vector is None:
+        return event
+    wire = {k: v for k, v in event.items() if k != "vector"}
+    wire["vector_b64"] = base64.b64encode(np.asarray(vector, dtype=np.float32).tobytes()).decode()
+    return wire
+
+
+def _from_wire(message: dict, own_origin: str) -> list[dict]:
+    """The events of one message, none of them this replica's own (it applied those when it published).
+    A message from a replica of the previous release is one bare event."""
+    if message.get("origin") == own_origin:
+        return []
+    events = message["events"] if "events" in message else [{k: v for k, v in message.items() if k != "origin"}]
+    for event in events:
+        if "vector_b64" in event:
+            event["vector"] = np.frombuffer(base64.b64decode(event.pop("vector_b64")), dtype=np.float32)
+    return events

@@ -203,6 +203,38 @@ def test_two_replicas_see_ready_entries_and_invalidations_within_a_second(tmp_pa
         store.close()
 
 
+def test_a_promotion_pass_reaches_the_other_replica_as_one_message(tmp_path, pg_url, redis_url):
+    import redis
+    other = replica(pg_url, redis_url, tmp_path / "b")
+    store = open_store(pg_url, redis_url, tmp_path / "a", StoreConfig(ready_delay_s=30.0, dim=DIM), migrate=True)
+    channel = redis.Redis.from_url(redis_url).pubsub(ignore_subscribe_messages=True)
+    channel.subscribe("semcache:events")
+    channel.get_message(timeout=0.5)                  # the subscription is live before anything is published
+    try:
+        ids = [store.write(entry(60 + i)) for i in range(12)]
+        seqs = {store.get(cid)["seq"] for cid in ids}
+        promoted = store.promote_due(now=datetime.now(timezone.utc) + timedelta(seconds=31))
+        assert set(ids) <= set(promoted)
+        carrying, deadline = [], time.monotonic() + 3.0
+        while sum(len(m) for m in carrying) < len(seqs) and time.monotonic() < deadline:
+            message = channel.get_message(timeout=0.1)
+            if message:
+                ours = [e for e in json.loads(message["data"]).get("events", []) if e.get("seq") in seqs]
+                if ours:
+                    carrying.append(ours)
+        assert [len(m) for m in carrying] == [12]     # one message, not one per entry
+        assert all(e["kind"] == "ready" and "vector_b64" in e for e in carrying[0])
+        for i, cid in enumerate(ids):
+            seen = ask(other, op="wait_found", tenant="acme", session="s1", vector=vec(60 + i).tolist(), cache_id=cid)
+            assert seen["ok"], (i, seen)
+            assert store.hot.get(cid)["state"] == "ready"
+    finally:
+        channel.close()
+        ask(other, op="exit")
+        other.wait(timeout=10)
+        store.close()
+
+
 def test_cli_migrate_and_index_rebuild(pg_url, tmp_path):
     env = {**__import__("os").environ, "SEMCACHE_DATABASE_URL": pg_url, "SEMCACHE_DATA_DIR": str(tmp_path)}
     run = lambda *args: subprocess.run([sys.executable, "-m", "gateway.cli", *args], cwd=ROOT, env=env,  # noqa: E731
