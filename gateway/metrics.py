@@ -49,7 +49,7 @@ class GatewayMetrics:
         self.upstream_errors = Counter("semcache_upstream_errors", "Upstream failures by kind", ["kind"], registry=r)
         self.upstream_retries = Counter("semcache_upstream_retries", "Upstream requests sent again once after the connection failed before any response byte (a pooled keep-alive connection closed under us), by error",
                                          ["error"], registry=r)
-        self.fail_open = Counter("semcache_fail_open", "Cache operations that failed open (the request was forwarded or answered without the cache), by dependency (redis, store, encoder, internal) and stage (decide: a dependency failed while deciding; skipped: the breaker was open; bookkeeping, write)",
+        self.fail_open = Counter("semcache_fail_open", "Cache operations that failed open (the request was forwarded or answered without the cache), by dependency (redis, store, encoder, internal) and stage (decide: a dependency failed while deciding; skipped: the breaker was open; evidence: the promotion-evidence match beside the forward; bookkeeping, write)",
                                  ["dependency", "stage"], registry=r)
         self.breaker_state = Gauge("semcache_cache_breaker_state", "The cache circuit breaker: 0 closed, 1 half-open, 2 open (requests bypass the cache)", registry=r)
         self.index_catch_up = Counter("semcache_index_catch_up_changes", "Index entries added or removed by the catch-up replay (events that never arrived, e.g. during a Redis outage), by action", ["action"], registry=r)
@@ -62,7 +62,7 @@ class GatewayMetrics:
         self.rate_limited = Counter("semcache_rate_limited", "Requests refused with 429 by the per-caller rate "
                                     "limit, by route (chat, feedback)", ["route"], registry=r)
         self.decision_seconds = Histogram("semcache_decision_seconds", "Decision latency by stage "
-                                          "(signals, fingerprint, search, gates, total)", ["stage"],
+                                          "(signals, fingerprint, search, gates, total; evidence: the promotion-evidence match, run beside the forward and not in total)", ["stage"],
                                           buckets=DECISION_BUCKETS, registry=r)
         self.saved_prefill = Counter("semcache_saved_prefill_tokens", "Prompt tokens not computed: HITs, and "
                                      "the backend's cached_tokens on forwarded requests", registry=r)

@@ -15,6 +15,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from functools import partial
+from typing import Any
 
 from fingerprint import Fingerprint, Fingerprinter
 from fingerprint.entities import conflict
@@ -67,6 +68,7 @@ class Decision:
     timings_ms: dict = field(default_factory=dict)
     implicit_feedback: dict | None = None     # {"signal", "cache_id", "was_hit"} applied to the previous turn
     evidence: dict | None = None       # a promotion candidate of another session this request matched
+    evidence_pending: Any = field(default=None, repr=False, compare=False)   # the gateway's task finding it
 
     def record(self) -> dict:
         """The decision record: logged and (in part) sent as X-Cache-* headers."""
@@ -149,21 +151,33 @@ class DecisionPipeline:
         self.tracing = Tracing()              # spans per stage once the app hands its tracing over
 
     # ---- decide -------------------------------------------------------------
-    def decide(self, req: CacheRequest) -> Decision:
+    def decide(self, req: CacheRequest, evidence: bool = True) -> Decision:
+        """The decision on `req`. `evidence=False` leaves the promotion-evidence match (`find_evidence`) to the
+        caller: it never changes this request's outcome, so the gateway runs it while the backend answers."""
         timings: dict[str, float] = {}
         watch = partial(_stage, timings, self.tracing)
         started = time.perf_counter()
         decision = self._decide(req, watch)
         if decision.outcome == "HIT":
             decision = self._honour_params(req, decision)
-        if decision.outcome != "HIT" and self.promotion.mode != "off" and self.mode == "semantic" \
-                and decision.fingerprint is not None:
-            with watch("evidence"):
-                policy = self.policies.policy(decision.fingerprint.tags.intent_domain)
-                decision.evidence = evidence_match(self, req, decision, policy)
         decision.timings_ms = timings
         timings["total"] = (time.perf_counter() - started) * 1e3
+        if evidence:
+            self.find_evidence(req, decision)
         return decision
+
+    def wants_evidence(self, decision: Decision) -> bool:
+        return decision.outcome != "HIT" and self.promotion.mode != "off" and self.mode == "semantic" \
+            and decision.fingerprint is not None
+
+    def find_evidence(self, req: CacheRequest, decision: Decision) -> None:
+        """Another session's promotion candidate this forwarded request matches through every hit gate, into
+        `decision.evidence` (and the record's gates); the write then adds this answer as evidence for it."""
+        if not self.wants_evidence(decision):
+            return
+        with _stage(decision.timings_ms, self.tracing, "evidence"):
+            policy = self.policies.policy(decision.fingerprint.tags.intent_domain)
+            decision.evidence = evidence_match(self, req, decision, policy)
 
     def _decide(self, req: CacheRequest, watch) -> Decision:
         current = current_user_text(req.messages)

@@ -92,12 +92,16 @@ class SemanticCache:
                 down = await self._down()
                 if down:
                     return self._fail_open(req, down, "unreachable", "decide")
-            decision = await asyncio.to_thread(self.pipeline.decide, req)
+            decision = await asyncio.to_thread(self.pipeline.decide, req, False)
         except Exception as exc:
             return self._fail_open(req, dependency_of(exc), exc.__class__.__name__, "decide", exc)
         self.breaker.success()
         for stage, ms in decision.timings_ms.items():
             self.metrics.decision_seconds.labels(stage).observe(ms / 1e3)
+        if self.pipeline.wants_evidence(decision):
+            # the evidence match never changes this outcome: it runs while the backend answers, and the write
+            # waits for it (under load it took up to 48 ms at the front of forwarded requests)
+            decision.evidence_pending = asyncio.get_running_loop().create_task(self._find_evidence(req, decision))
         feedback = decision.implicit_feedback
         if feedback:
             self.metrics.feedback.labels(feedback["signal"], "implicit").inc()
@@ -150,8 +154,20 @@ class SemanticCache:
         """May this request still read or write the cache (bookkeeping, writes)?"""
         return not req.degraded and self.breaker.state != OPEN
 
+    async def _find_evidence(self, req: CacheRequest, decision: Decision) -> None:
+        try:
+            await asyncio.to_thread(self.pipeline.find_evidence, req, decision)
+        except Exception as exc:          # evidence is bookkeeping: the request goes on without it
+            decision.evidence = None
+            self.failed(dependency_of(exc), exc.__class__.__name__, "evidence", exc)
+            return
+        if "evidence" in decision.timings_ms:
+            self.metrics.decision_seconds.labels("evidence").observe(decision.timings_ms["evidence"] / 1e3)
+
     async def write(self, req: CacheRequest, decision: Decision, text: str, usage: dict, cache_id: str) -> str | None:
         """Write a forwarded answer; a failure only loses the entry (the answer is already on its way)."""
+        if decision.evidence_pending is not None:
+            await decision.evidence_pending          # whether this answer is evidence decides how it is written
         if not self.touchable(req):
             return None
         try:
