@@ -101,7 +101,10 @@ class SemanticCache:
         if self.pipeline.wants_evidence(decision):
             # the evidence match never changes this outcome: it runs while the backend answers, and the write
             # waits for it (under load it took up to 48 ms at the front of forwarded requests)
-            decision.evidence_pending = asyncio.get_running_loop().create_task(self._find_evidence(req, decision))
+            task = asyncio.get_running_loop().create_task(self._find_evidence(req, decision))
+            decision.evidence_pending = task
+            self._background.add(task)               # held until done, even when the request ends first
+            task.add_done_callback(self._background.discard)
         feedback = decision.implicit_feedback
         if feedback:
             self.metrics.feedback.labels(feedback["signal"], "implicit").inc()
