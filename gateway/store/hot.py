@@ -49,8 +49,7 @@ class LocalHotStore:
 
     def announce(self, events: list[dict], puts: list[tuple[str, dict, float]]) -> None:
         """Publish `events` and store `puts` (cache_id, entry, ttl_s) together."""
-        for event in events:
-            self.publish(event)
+        _apply(self._listeners, events)
         for cache_id, entry, ttl_s in puts:
             self.put(cache_id, entry, ttl_s)
 
@@ -99,9 +98,7 @@ class RedisHotStore:
         """Publish `events` as one message and store `puts` (cache_id, entry, ttl_s), in one round trip:
         a promotion pass makes many entries ready at once, and one exchange per entry cost more CPU than
         the rest of the pass."""
-        for event in events:
-            for listener in list(self._listeners):
-                listener(event)
+        _apply(self._listeners, events)
         pipe = self._redis.pipeline(transaction=False)
         if events:
             pipe.publish(self._channel, self._message(events))
@@ -157,12 +154,7 @@ class RedisHotStore:
             except (ValueError, TypeError, KeyError):
                 log.warning("cache event not understood; the next catch-up reads the database instead")
                 continue
-            for event in events:
-                for listener in list(self._listeners):
-                    try:
-                        listener(event)
-                    except Exception:
-                        log.exception("cache event listener failed")
+            _apply(self._listeners, events)
 
     def ready(self) -> bool:
         try:
@@ -179,8 +171,18 @@ class RedisHotStore:
         self._redis.close()
 
 
+def _apply(listeners: list[Listener], events: list[dict]) -> None:
+    """Each event to each listener; one that fails is logged and the others still get theirs."""
+    for event in events:
+        for listener in list(listeners):
+            try:
+                listener(event)
+            except Exception:
+                log.exception("cache event listener failed")
+
+
 def _to_wire(event: dict) -> dict:
-    """A vector travels as base64 float32 bytes: a tenth of the JSON and of its encoding time."""
+    """A vector travels as base64 float32 bytes: a quarter of its JSON text, encoded many times faster."""
     vector = event.get("vector")
     if vector is None:
         return event

@@ -27,3 +27,18 @@ def test_a_bare_event_from_the_previous_release_is_understood():
     old = {"kind": "ready", "seq": 9, "vector": [0.6, 0.8], "origin": "old-replica"}
     [event] = _from_wire(old, own_origin="b")
     assert event == {"kind": "ready", "seq": 9, "vector": [0.6, 0.8]}
+
+
+def test_a_listener_that_fails_on_one_event_does_not_keep_the_others_from_any_listener():
+    from gateway.store.hot import LocalHotStore
+    hot, seen = LocalHotStore(), []
+
+    def fragile(event):
+        if event["seq"] == 1:
+            raise ValueError("bad event")
+        seen.append(("fragile", event["seq"]))
+    hot.subscribe(fragile)
+    hot.subscribe(lambda event: seen.append(("steady", event["seq"])))
+    hot.announce([{"kind": "ready", "seq": 1}, {"kind": "ready", "seq": 2}], [("c2", {"seq": 2}, 60)])
+    assert seen == [("steady", 1), ("fragile", 2), ("steady", 2)]
+    assert hot.get("c2") == {"seq": 2}
