@@ -282,20 +282,43 @@ def models_dir() -> str:
 
 
 # ---- one gateway ----------------------------------------------------------------------
+def start_upstream(latency_ms: float) -> tuple[subprocess.Popen, str]:
+    """The fixed upstream (bench/fixed_upstream.py) on a free port, answering: (process, its URL)."""
+    port = free_port()
+    upstream = subprocess.Popen([sys.executable, "bench/fixed_upstream.py", "--port", str(port),
+                                 "--latency-ms", str(latency_ms)], cwd=ROOT)
+    url = f"http://127.0.0.1:{port}"
+    wait_http(url + "/v1/models", upstream)
+    return upstream, url
+
+
+def start_gateway(workers: int, up_url: str, store_env: dict, log, log_level: str = "warning",
+                  **settings: str) -> tuple[subprocess.Popen, str]:
+    """`semcache serve --workers N` in front of `up_url`, ready with all its workers: (process, its URL).
+    `settings`: more SEMCACHE_* variables."""
+    port = free_port()
+    env = {**os.environ, **store_env, "SEMCACHE_BACKEND_URL": up_url + "/v1",
+           "SEMCACHE_DATA_DIR": tempfile.mkdtemp(prefix="semcache-load-"), "SEMCACHE_MODELS_DIR": models_dir(),
+           "SEMCACHE_READY_DELAY_S": "1.0", **settings}
+    gateway = subprocess.Popen([sys.executable, "-m", "gateway.cli", "serve", "--workers", str(workers),
+                                "--port", str(port), "--log-level", log_level], cwd=ROOT, env=env,
+                               stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_http(url + "/readyz", gateway)
+        wait_workers(url, workers)
+    except BaseException:
+        gateway.kill()
+        raise
+    return gateway, url
+
+
 def run_workers(workers: int, up_url: str, upstream_pid: int, args) -> dict:
     with storage(args.database) as (store_env, store_label):
-        port = free_port()
-        env = {**os.environ, **store_env, "SEMCACHE_BACKEND_URL": up_url + "/v1",
-               "SEMCACHE_DATA_DIR": tempfile.mkdtemp(prefix="semcache-load-"), "SEMCACHE_MODELS_DIR": models_dir(),
-               "SEMCACHE_READY_DELAY_S": "1.0", "SEMCACHE_BACKEND_EARLY_FORWARD": args.early_forward}
-        log = open(Path(tempfile.gettempdir()) / f"semcache-load-{port}.log", "w")
-        gateway = subprocess.Popen([sys.executable, "-m", "gateway.cli", "serve", "--workers", str(workers),
-                                    "--port", str(port), "--log-level", "warning"], cwd=ROOT, env=env,
-                                   stdout=log, stderr=subprocess.STDOUT)
-        url = f"http://127.0.0.1:{port}"
+        log = open(Path(tempfile.gettempdir()) / f"semcache-load-{uuid.uuid4().hex[:8]}.log", "w")
+        gateway, url = start_gateway(workers, up_url, store_env, log,
+                                     SEMCACHE_BACKEND_EARLY_FORWARD=args.early_forward)
         try:
-            wait_http(url + "/readyz", gateway)
-            wait_workers(url, workers)
             chat = url + "/v1/chat/completions"
             traffic = Traffic(seed=workers)
             asyncio.run(closed_loop(chat, args.clients, args.warmup, traffic))          # not counted
@@ -350,14 +373,10 @@ def main() -> None:
                         help="backend_early_forward (auto: the fixed upstream gets no early requests)")
     parser.add_argument("--database", choices=("auto", "sqlite", "postgres"), default="auto")
     args = parser.parse_args()
-    up_port = free_port()
-    upstream = subprocess.Popen([sys.executable, "bench/fixed_upstream.py", "--port", str(up_port),
-                                 "--latency-ms", str(args.latency_ms)], cwd=ROOT)
-    up_url = f"http://127.0.0.1:{up_port}"
+    upstream, up_url = start_upstream(args.latency_ms)
     cores = os.cpu_count() or 1
     rows = []
     try:
-        wait_http(up_url + "/v1/models", upstream)
         for workers in args.workers:
             rows.append(run_workers(workers, up_url, upstream.pid, args))
             r = rows[-1]

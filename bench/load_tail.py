@@ -13,8 +13,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -32,35 +30,21 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=20.0)
     parser.add_argument("--slowest", type=int, default=12)
     args = parser.parse_args()
-    up_port = load.free_port()
-    upstream = subprocess.Popen([sys.executable, "bench/fixed_upstream.py", "--port", str(up_port),
-                                 "--latency-ms", "20"], cwd=load.ROOT)
-    up_url = f"http://127.0.0.1:{up_port}"
+    upstream, up_url = load.start_upstream(20.0)
     log_path = Path(tempfile.mkdtemp(prefix="semcache-tail-")) / "gateway.log"
     try:
-        load.wait_http(up_url + "/v1/models", upstream)
-        with load.storage("auto") as (store_env, label):
-            port = load.free_port()
-            env = {**os.environ, **store_env, "SEMCACHE_BACKEND_URL": up_url + "/v1",
-                   "SEMCACHE_DATA_DIR": tempfile.mkdtemp(prefix="semcache-tail-"),
-                   "SEMCACHE_MODELS_DIR": load.models_dir(), "SEMCACHE_READY_DELAY_S": "1.0"}
-            with open(log_path, "w") as log:
-                gateway = subprocess.Popen([sys.executable, "-m", "gateway.cli", "serve", "--workers",
-                                            str(args.workers), "--port", str(port), "--log-level", "info"],
-                                           cwd=load.ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-                url = f"http://127.0.0.1:{port}"
-                try:
-                    load.wait_http(url + "/readyz", gateway)
-                    load.wait_workers(url, args.workers)
-                    chat = url + "/v1/chat/completions"
-                    traffic = load.Traffic(seed=args.workers)
-                    asyncio.run(load.closed_loop(chat, 64, 5.0, traffic))             # warm-up, not counted
-                    log.flush()
-                    mark = log_path.stat().st_size
-                    paced = asyncio.run(load.paced(chat, args.rate, args.duration, traffic, 64))
-                finally:
-                    gateway.terminate()
-                    gateway.wait(timeout=30)
+        with load.storage("auto") as (store_env, label), open(log_path, "w") as log:
+            gateway, url = load.start_gateway(args.workers, up_url, store_env, log, log_level="info")
+            try:
+                chat = url + "/v1/chat/completions"
+                traffic = load.Traffic(seed=args.workers)
+                asyncio.run(load.closed_loop(chat, 64, 5.0, traffic))             # warm-up, not counted
+                log.flush()
+                mark = log_path.stat().st_size
+                paced = asyncio.run(load.paced(chat, args.rate, args.duration, traffic, 64))
+            finally:
+                gateway.terminate()
+                gateway.wait(timeout=30)
     finally:
         upstream.terminate()
         upstream.wait(timeout=10)

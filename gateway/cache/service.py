@@ -161,7 +161,6 @@ class SemanticCache:
         try:
             await asyncio.to_thread(self.pipeline.find_evidence, req, decision)
         except Exception as exc:          # evidence is bookkeeping: the request goes on without it
-            decision.evidence = None
             self.failed(dependency_of(exc), exc.__class__.__name__, "evidence", exc)
             return
         if "evidence" in decision.timings_ms:

@@ -44,8 +44,7 @@ class LocalHotStore:
                 self._items.pop(cache_id, None)
 
     def publish(self, event: dict) -> None:
-        for listener in list(self._listeners):
-            listener(event)
+        self.announce([event], [])
 
     def announce(self, events: list[dict], puts: list[tuple[str, dict, float]]) -> None:
         """Publish `events` and store `puts` (cache_id, entry, ttl_s) together."""
@@ -90,14 +89,12 @@ class RedisHotStore:
             self._redis.delete(*(self._prefix + c for c in cache_ids))
 
     def publish(self, event: dict) -> None:
-        for listener in list(self._listeners):      # this replica applies its own events at once, Redis or not
-            listener(event)
-        self._redis.publish(self._channel, self._message([event]))
+        self.announce([event], [])
 
     def announce(self, events: list[dict], puts: list[tuple[str, dict, float]]) -> None:
         """Publish `events` as one message and store `puts` (cache_id, entry, ttl_s), in one round trip:
         a promotion pass makes many entries ready at once, and one exchange per entry cost more CPU than
-        the rest of the pass."""
+        the rest of the pass. This replica applies its own events first, whether Redis answers or not."""
         _apply(self._listeners, events)
         pipe = self._redis.pipeline(transaction=False)
         if events:
