@@ -126,9 +126,11 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--turns", type=int, nargs="+", default=[2, 10, 40])
     parser.add_argument("--probes", type=int, default=150)
+    parser.add_argument("--encoder-backend", nargs="+", choices=("auto", "onnx", "bf16"), default=["auto"],
+                        help="the encoder's backend (encoder_backend); several: each in turn on the same store")
     args = parser.parse_args()
-    print(f"decision latency, {os.cpu_count()} CPU cores, e5-small ONNX encoder; ms as p50 / p99")
-    header = f"{'entries':>8} {'turns':>5} {'mode':>6} | " + " | ".join(
+    print(f"decision latency, {os.cpu_count()} CPU cores, e5-small encoder; ms as p50 / p99")
+    header = f"{'entries':>8} {'encoder':>7} {'turns':>5} {'mode':>6} | " + " | ".join(
         f"{s:^15}" for s in ("signals", "fingerprint", "search", "gates", "total")) + " | outcomes"
     print(header)
     for size in args.sizes:
@@ -137,11 +139,12 @@ def main() -> None:
         started = time.perf_counter()
         background(store, size, np.random.default_rng(0))
         built = time.perf_counter() - started
-        cache = SemanticCache.build(store, GatewayMetrics(), models_dir=Path(
-            os.environ.get("SEMCACHE_MODELS_DIR") or Path(os.environ.get("SEMCACHE_DATA_DIR") or
-                                                          Path.home() / ".semcache") / "models"))
-        run(cache, 2, 10, True, seed=99)         # warm-up: ONNX sessions, SQLite pages
-        for turns in args.turns:
+        for backend, turns in [(b, t) for t in args.turns for b in args.encoder_backend]:
+            cache = SemanticCache.build(store, GatewayMetrics(), models_dir=Path(
+                os.environ.get("SEMCACHE_MODELS_DIR") or Path(os.environ.get("SEMCACHE_DATA_DIR") or
+                                                              Path.home() / ".semcache") / "models"),
+                                        encoder_backend=backend)
+            run(cache, 2, 10, True, seed=99)         # warm-up: ONNX sessions, SQLite pages
             for steady in (True, False):
                 result = run(cache, turns, args.probes if steady else max(args.probes // 3, 20), steady,
                              seed=turns + (0 if steady else 1000))
@@ -149,7 +152,8 @@ def main() -> None:
                 for stage in ("signals", "fingerprint", "search", "gates", "total"):
                     p50, p99, n = result["stages"].get(stage, (float("nan"), float("nan"), 0))
                     cells.append(f"{p50:6.2f} / {p99:6.2f}")
-                print(f"{size:>8} {turns:>5} {'steady' if steady else 'cold':>6} | " + " | ".join(cells)
+                print(f"{size:>8} {cache.pipeline.fingerprinter.encoder.backend:>7} {turns:>5} "
+                      f"{'steady' if steady else 'cold':>6} | " + " | ".join(cells)
                       + f" | {result['outcomes']}")
         print(f"  ({size} background entries inserted and indexed in {built:.1f} s; "
               f"{len(store.index)} searchable)")

@@ -313,11 +313,12 @@ def start_gateway(workers: int, up_url: str, store_env: dict, log, log_level: st
     return gateway, url
 
 
-def run_workers(workers: int, up_url: str, upstream_pid: int, args) -> dict:
+def run_workers(workers: int, up_url: str, upstream_pid: int, args, encoder_backend: str = "auto") -> dict:
     with storage(args.database) as (store_env, store_label):
         log = open(Path(tempfile.gettempdir()) / f"semcache-load-{uuid.uuid4().hex[:8]}.log", "w")
         gateway, url = start_gateway(workers, up_url, store_env, log,
-                                     SEMCACHE_BACKEND_EARLY_FORWARD=args.early_forward)
+                                     SEMCACHE_BACKEND_EARLY_FORWARD=args.early_forward,
+                                     SEMCACHE_ENCODER_BACKEND=encoder_backend)
         try:
             chat = url + "/v1/chat/completions"
             traffic = Traffic(seed=workers)
@@ -352,7 +353,7 @@ def run_workers(workers: int, up_url: str, upstream_pid: int, args) -> dict:
     for r in peak + half:                    # failures by status (599: the client's own error, e.g. a reset)
         if r.status != 200:
             outcomes[f"status {r.status}"] = outcomes.get(f"status {r.status}", 0) + 1
-    return {"workers": workers, "store": store_label, "requests": len(peak), "errors": len(peak) - len(ok),
+    return {"workers": workers, "encoder": encoder_backend, "store": store_label, "requests": len(peak), "errors": len(peak) - len(ok),
             "rps": rps, "dps": len(decided) / wall, "gateway_cpu_s": gateway_cpu, "wall_s": wall,
             "upstream_cpu_s": upstream_cpu, "client_cpu_s": client_cpu,
             "p50": percentile(forwarded, 0.5), "p99": percentile(forwarded, 0.99),
@@ -372,15 +373,17 @@ def main() -> None:
     parser.add_argument("--early-forward", choices=("auto", "on", "off"), default="auto",
                         help="backend_early_forward (auto: the fixed upstream gets no early requests)")
     parser.add_argument("--database", choices=("auto", "sqlite", "postgres"), default="auto")
+    parser.add_argument("--encoder-backend", nargs="+", choices=("auto", "onnx", "bf16"), default=["auto"],
+                        help="encoder_backend of the gateway; several: each worker count runs with each, in turn")
     args = parser.parse_args()
     upstream, up_url = start_upstream(args.latency_ms)
     cores = os.cpu_count() or 1
     rows = []
     try:
-        for workers in args.workers:
-            rows.append(run_workers(workers, up_url, upstream.pid, args))
+        for workers, backend in [(w, b) for w in args.workers for b in args.encoder_backend]:
+            rows.append(run_workers(workers, up_url, upstream.pid, args, backend))
             r = rows[-1]
-            print(f"  workers {workers}: {r['requests']} requests, {r['errors']} errors, outcomes {r['outcomes']}, "
+            print(f"  workers {workers}, encoder {backend}: {r['requests']} requests, {r['errors']} errors, outcomes {r['outcomes']}, "
                   f"{r['pids']} worker PIDs answered; CPU s in the {r['wall_s']:.1f} s peak pass: gateway "
                   f"{r['gateway_cpu_s']:.1f}, client {r['client_cpu_s']:.1f}, upstream {r['upstream_cpu_s']:.1f}",
                   flush=True)
@@ -391,16 +394,16 @@ def main() -> None:
           f"{cores} CPUs shared by client, upstream and gateway; store: {rows[0]['store'] if rows else '-'}; "
           f"backend_early_forward {args.early_forward}")
     print("peak (closed loop):")
-    print(f"{'workers':>7} {'req/s':>7} {'dec/s':>7} {'dec/s/core':>10} {'dec/CPU-s':>9} "
+    print(f"{'workers':>7} {'encoder':>7} {'req/s':>7} {'dec/s':>7} {'dec/s/core':>10} {'dec/CPU-s':>9} "
           f"{'fwd p50 ms':>10} {'fwd p99 ms':>10}")
     for r in rows:
-        print(f"{r['workers']:>7} {r['rps']:>7.1f} {r['dps']:>7.1f} {r['dps'] / cores:>10.1f} "
+        print(f"{r['workers']:>7} {r['encoder']:>7} {r['rps']:>7.1f} {r['dps']:>7.1f} {r['dps'] / cores:>10.1f} "
               f"{r['dps'] * r['wall_s'] / max(r['gateway_cpu_s'], 1e-9):>9.1f} {r['p50']:>10.1f} {r['p99']:>10.1f}")
     print("half load (paced at half the peak req/s; the upstream alone at the same rate):")
-    print(f"{'workers':>7} {'rate/s':>7} {'fwd p50 ms':>10} {'fwd p99 ms':>10} {'up p50 ms':>9} {'up p99 ms':>9} "
+    print(f"{'workers':>7} {'encoder':>7} {'rate/s':>7} {'fwd p50 ms':>10} {'fwd p99 ms':>10} {'up p50 ms':>9} {'up p99 ms':>9} "
           f"{'p99/up p99':>10}")
     for r in rows:
-        print(f"{r['workers']:>7} {r['half_rate']:>7.1f} {r['half_p50']:>10.1f} {r['half_p99']:>10.1f} "
+        print(f"{r['workers']:>7} {r['encoder']:>7} {r['half_rate']:>7.1f} {r['half_p50']:>10.1f} {r['half_p99']:>10.1f} "
               f"{r['up_p50']:>9.1f} {r['up_p99']:>9.1f} {r['half_p99'] / r['up_p99']:>10.2f}")
     print("dec/s: responses the gateway decided (HIT, PARTIAL, MISS) per second; dec/s/core: over all "
           f"{cores} CPUs; dec/CPU-s: per CPU-second the gateway's own processes used")

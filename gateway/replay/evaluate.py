@@ -119,7 +119,8 @@ def run_in_process(cases: list[dict], settings, progress=None) -> list[dict]:
         cache = SemanticCache.build(store, GatewayMetrics(), settings.embedding_model, settings.model_dir,
                                     settings.risk_policy, settings.search_k, settings.duplicate_window_s,
                                     settings.cache_mode, settings.thresholds, settings.encoder_threads or None,
-                                    allow_sampled_hits=settings.hit_sampled_requests)
+                                    allow_sampled_hits=settings.hit_sampled_requests,
+                                    encoder_backend=settings.encoder_backend)
         pipeline = cache.pipeline
         # the first decision loads and warms the models: not one of the measured ones
         warm_req = CacheRequest("eval-warm-up", "warm-up", [{"role": "user", "content": "hello there"}])

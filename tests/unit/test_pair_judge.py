@@ -20,11 +20,15 @@ SAME_RECALL_FLOOR = 0.40
 PER_SOURCE = 300
 
 
-@pytest.fixture(scope="module")
-def judge():
+@pytest.fixture(scope="module", params=["onnx", "bf16"])
+def judge(request):
+    """Both ways the gateway runs the judge: the ONNX model, and bf16 where the encoder measured it cheaper
+    (on a CPU without native bf16 it is emulated: slow, but the same numbers)."""
     from fingerprint.encoder import resolve_encoder_dir
     folder = Path(models_dir())
-    return PairJudge.prepared(resolve_encoder_dir("e5-small", models_dir=folder)[0], folder)
+    made = PairJudge.prepared(resolve_encoder_dir("e5-small", models_dir=folder)[0], folder, backend=request.param)
+    assert made.backend == request.param
+    return made
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +70,7 @@ def test_model_card_states_its_data_and_threshold():
 
 
 def test_the_assembled_model_computes_what_was_trained(judge, held_out):
-    """The ONNX model the gateway runs gives the trained network's probabilities: the card's threshold was chosen
+    """The model the gateway runs (ONNX, or bf16) gives the trained network's probabilities: the card's threshold was chosen
     on those, and p(same) of a same request sits within a few thousandths of it. INT8 layers moved p(same) by up
     to 0.78 on these pairs and halved `same` recall at the threshold; INT8 embedding tables alone move it by
     about 0.06 at most."""
@@ -149,7 +153,18 @@ def test_hard_pairs_are_not_the_same_request(judge, cached_request, answer, new_
 
 def test_the_judge_takes_the_encoder_thread_budget():
     """`encoder_threads` (cores / workers under `serve --workers N`) bounds the pair judge's threads as well."""
+    import torch
+
     from gateway.cache.service import load_gates
-    fingerprinter, judge, _ = load_gates(models_dir=Path(models_dir()), encoder_threads=1)
-    assert judge.session.get_session_options().intra_op_num_threads == 1
-    assert fingerprinter.encoder._session.get_session_options().intra_op_num_threads == 1
+    before = torch.get_num_threads()
+    try:
+        fingerprinter, judge, _ = load_gates(models_dir=Path(models_dir()), encoder_threads=1)
+        encoder = fingerprinter.encoder
+        assert judge.backend == encoder.backend         # the judge runs as the encoder measured best
+        if encoder.backend == "bf16":                   # torch's pool, which is per process
+            assert torch.get_num_threads() == 1
+        else:
+            assert judge.session.get_session_options().intra_op_num_threads == 1
+            assert encoder._session.get_session_options().intra_op_num_threads == 1
+    finally:
+        torch.set_num_threads(before)

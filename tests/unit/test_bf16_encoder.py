@@ -1,0 +1,66 @@
+"""The e5 encoder in bfloat16: the same vectors as fp32 within float noise, in batches too, and chosen only where
+it was measured cheaper."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fingerprint import bf16_bert
+from fingerprint import encoder as encoder_module
+from fingerprint.encoder import TextEncoder
+from tests.conftest import models_dir
+
+TEXTS = ["How long should I boil an egg for a runny yolk?", "预算八千元，三天两晚的杭州行程，不要爬山",
+         "Rewrite this paragraph so it sounds less formal: We regret to inform you that the event is cancelled.",
+         "def merge(a, b): return {**a, **b}  # why does the second dict win?", "ok", "谢谢！",
+         "Ｆｕｌｌ－ｗｉｄｔｈ  text and emoji 🎉", "What's the refund window for an order that arrived damaged?"]
+
+
+@pytest.fixture(scope="module")
+def pair():
+    folder = Path(models_dir())
+    # no thread budget for bf16: it would set torch's per-process pool for the rest of the test run
+    return (TextEncoder("e5-small", backend="onnx", models_dir=folder, threads=1),
+            TextEncoder("e5-small", backend="bf16", models_dir=folder))
+
+
+def test_bf16_vectors_match_fp32_on_english_and_chinese(pair):
+    onnx, bf16 = pair
+    assert bf16.backend == "bf16" and bf16._session is None          # no second copy of the model is kept
+    a, b = onnx.encode(TEXTS), bf16.encode(TEXTS)
+    assert b.dtype == np.float32 and np.allclose(np.linalg.norm(b, axis=1), 1.0, atol=1e-5)
+    assert (a * b).sum(1).min() >= 0.9999
+    # the ranking the index relies on is kept: each text is still nearest to itself among the others
+    assert ((b @ a.T).argmax(1) == np.arange(len(TEXTS))).all()
+
+
+def test_bf16_batches_of_mixed_lengths_equal_single_runs(pair):
+    _, bf16 = pair
+    bf16.forget()
+    together = bf16.encode(TEXTS)
+    bf16.forget()
+    alone = np.stack([bf16.encode([t])[0] for t in TEXTS])
+    assert (together * alone).sum(1).min() >= 0.9999               # padding changes nothing but rounding
+
+
+def test_bf16_is_chosen_only_where_it_saves_enough(monkeypatch):
+    assert bf16_bert.faster_by(10.0, 8.4) and not bf16_bert.faster_by(10.0, 8.6)
+    assert not bf16_bert.faster_by(10.0, 12.0)
+    monkeypatch.setattr(encoder_module, "native_bf16", lambda: False)
+    assert TextEncoder("e5-small", models_dir=Path(models_dir())).backend == "onnx"
+    with pytest.raises(ValueError, match="backend must be"):
+        TextEncoder("e5-small", backend="int8", models_dir=Path(models_dir()))
+
+
+def test_the_auto_choice_is_measured_once_and_followed(monkeypatch):
+    calls = []
+    monkeypatch.setattr(encoder_module, "native_bf16", lambda: True)
+    monkeypatch.setattr(encoder_module, "_BF16_CHOICE", {})
+    monkeypatch.setattr(encoder_module, "faster_by", lambda onnx, bf16: calls.append((onnx, bf16)) or True)
+    first = TextEncoder("e5-small", models_dir=Path(models_dir()))
+    second = TextEncoder("e5-small", models_dir=Path(models_dir()))
+    assert first.backend == second.backend == "bf16"
+    assert len(calls) == 1 and all(t > 0 for t in calls[0])         # real CPU times, measured once
+    monkeypatch.setattr(encoder_module, "_BF16_CHOICE", {})
+    monkeypatch.setattr(encoder_module, "faster_by", lambda onnx, bf16: False)
+    assert TextEncoder("e5-small", models_dir=Path(models_dir())).backend == "onnx"
