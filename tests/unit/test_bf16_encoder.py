@@ -64,3 +64,15 @@ def test_the_auto_choice_is_measured_once_and_followed(monkeypatch):
     monkeypatch.setattr(encoder_module, "_BF16_CHOICE", {})
     monkeypatch.setattr(encoder_module, "faster_by", lambda onnx, bf16: False)
     assert TextEncoder("e5-small", models_dir=Path(models_dir())).backend == "onnx"
+
+
+@pytest.mark.skipif(not bf16_bert.native_bf16(), reason="oneDNN's packed bf16 weights need a CPU with native bf16")
+def test_packed_weights_compute_what_plain_bf16_weights_do(pair):
+    _, bf16 = pair
+    folder = bf16.folder
+    packed, plain = bf16_bert.Bf16Bert(folder, packed=True), bf16_bert.Bf16Bert(folder, packed=False)
+    ids = np.random.default_rng(0).integers(5, 30000, (3, 11))
+    mask = np.ones_like(ids)
+    mask[1, 6:] = 0                                   # a padded row
+    a, b = packed.run(ids, mask), plain.run(ids, mask)
+    assert (a * b).sum(1).min() >= 0.99999
