@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT / "validator" / "training"))
 from build_pairs import build  # noqa: E402
 
 from fingerprint.encoder import default_data_dir, resolve_encoder_dir  # noqa: E402
+from gateway.cache.service import bf16_judge  # noqa: E402
 from validator.pair_judge import PairJudge, card, prejudge, view  # noqa: E402
 
 BATCH = 16
@@ -62,7 +63,8 @@ def main() -> None:
                         help="how the judge runs; several: each over the same pairs, and how often they disagree")
     args = parser.parse_args()
     models = default_data_dir() / "models"
-    judges = {b: PairJudge.prepared(resolve_encoder_dir("e5-small", models_dir=models)[0], models, backend=b)
+    e5 = resolve_encoder_dir("e5-small", models_dir=models)[0]
+    judges = {b: PairJudge.prepared(e5, models, runner=bf16_judge(e5) if b == "bf16" else None)
               for b in args.backend}
     shipped = float(card()["same_threshold"])
     rows = build()

@@ -18,23 +18,15 @@ Python thread, against 25 ms as one call.
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import List, Optional, Union
 
 import numpy as np
 import torch
+
+from fingerprint.encoder import native_bf16
 from torch import nn
 from torch.nn import functional as fn
-
-
-def native_bf16() -> bool:
-    """The CPU multiplies bf16 natively (Linux cpuinfo flags); elsewhere assume not."""
-    try:
-        flags = Path("/proc/cpuinfo").read_text().split()
-    except OSError:
-        return False
-    return "amx_bf16" in flags or "avx512_bf16" in flags
 
 
 class _Linear(nn.Module):
@@ -76,7 +68,7 @@ class _Layer(nn.Module):
 
 
 class _Encoder(nn.Module):
-    def __init__(self, get, config: dict, packed: bool):
+    def __init__(self, get, config: dict, packed: bool, head: bool):
         super().__init__()
         heads, self.eps = int(config["num_attention_heads"]), float(config.get("layer_norm_eps", 1e-12))
         self.word = get("embeddings.word_embeddings.weight")
@@ -86,6 +78,10 @@ class _Encoder(nn.Module):
         self.norm_b = get("embeddings.LayerNorm.bias", torch.float32)
         self.layers = nn.ModuleList(_Layer(get, f"encoder.layer.{i}.", heads, self.eps, packed)
                                     for i in range(int(config["num_hidden_layers"])))
+        # a classification head on the pooled vector (fp32), or none: unit vectors
+        self.head = head
+        self.head_w = get("head.weight", torch.float32) if head else torch.zeros(0)
+        self.head_b = get("head.bias", torch.float32) if head else torch.zeros(0)
 
     def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         width, dim = ids.shape[1], self.word.shape[1]
@@ -96,47 +92,46 @@ class _Encoder(nn.Module):
             x = layer(x, keep)
         m = mask[:, :, None].float()
         pooled = (x.float() * m).sum(1) / m.sum(1).clamp(min=1.0)
+        if self.head:
+            return torch.softmax(fn.linear(pooled, self.head_w, self.head_b), dim=-1)
         return fn.normalize(pooled, dim=-1)
 
 
 class Bf16Bert:
-    """A BERT encoder (mean pooling, unit vectors) from a sentence-transformers folder's safetensors."""
+    """A BERT encoder from a sentence-transformers folder's safetensors (mean pooling, unit vectors), or from
+    tensors under the same names plus `head.weight` / `head.bias` (mean pooling, a softmax head: the pair
+    judge's network, `validator.pair_network.hf_state`)."""
+
+    name = "bf16"
 
     def __init__(self, folder: Path, threads: int | None = None, packed: bool | None = None):
         from safetensors import safe_open
+        with safe_open(str(folder / "model.safetensors"), "pt") as f:
+            prefix = "bert." if "bert.embeddings.word_embeddings.weight" in set(f.keys()) else ""
+            self._build(lambda name: f.get_tensor(prefix + name), json.loads((folder / "config.json").read_text()),
+                        threads, packed, head=False)
+
+    @classmethod
+    def from_tensors(cls, tensors: dict[str, torch.Tensor], config: dict, threads: int | None = None,
+                     packed: bool | None = None) -> "Bf16Bert":
+        self = cls.__new__(cls)
+        self._build(tensors.__getitem__, config, threads, packed, head="head.weight" in tensors)
+        return self
+
+    def _build(self, read, config: dict, threads: int | None, packed: bool | None, head: bool) -> None:
         if threads:
             # torch's pool is per process: only the gateway's own encoder budget is given here (one worker of
             # several), never the embedded engine's
             torch.set_num_threads(threads)
-        config = json.loads((folder / "config.json").read_text())
-        with safe_open(str(folder / "model.safetensors"), "pt") as f:
-            prefix = "bert." if "bert.embeddings.word_embeddings.weight" in set(f.keys()) else ""
 
-            def get(name: str, dtype=torch.bfloat16):
-                return f.get_tensor(prefix + name).to(dtype).contiguous()
-            encoder = _Encoder(get, config, native_bf16() if packed is None else packed)
+        def get(name: str, dtype=torch.bfloat16):
+            return read(name).to(dtype).contiguous()
+        encoder = _Encoder(get, config, native_bf16() if packed is None else packed, head)
         self.dim = int(encoder.word.shape[1])
         self._module = torch.jit.script(encoder.eval())
 
     def run(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """Unit vectors [rows, dim] (float32) of padded token ids (int64) and their attention mask."""
+        """Unit vectors [rows, dim] (float32), or the head's probabilities, of padded token ids (int64) and their
+        attention mask."""
         with torch.inference_mode():
             return self._module(torch.from_numpy(ids), torch.from_numpy(mask)).numpy()
-
-
-def cpu_seconds(fn, repeats: int) -> float:
-    """The least process CPU time of one call over `repeats` (after one warm-up): the cost that competes with
-    other requests for the cores, which wall time on an idle machine hides."""
-    fn()
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.process_time()
-        fn()
-        best = min(best, time.process_time() - start)
-    return best
-
-
-def faster_by(onnx_seconds: float, bf16_seconds: float, margin: float = 0.15) -> bool:
-    """bf16 is used only when it saves at least `margin` of the CPU: a smaller gain is within the noise of the
-    measurement, and fp32 is the reference the thresholds were fit on."""
-    return bf16_seconds <= (1.0 - margin) * onnx_seconds

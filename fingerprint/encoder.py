@@ -25,14 +25,39 @@ from pathlib import Path
 
 import numpy as np
 
-from fingerprint.bf16_bert import Bf16Bert, cpu_seconds, faster_by, native_bf16
-
 MAX_TOKENS = 512
 MAX_BATCH = 8                    # texts per ONNX Runtime run when callers pile up (a caller waits one run at most)
 IDLE_AFTER_S = 0.02              # `when_idle` work starts once no encoding ran for this long
 IDLE_QUEUE = 64                  # `when_idle` work waiting at most; beyond, the oldest is dropped
 log = logging.getLogger("semcache.fingerprint")
 _BF16_CHOICE: dict[tuple[str, int | None], bool] = {}     # (folder, threads) -> bf16 measured cheaper
+
+
+def native_bf16() -> bool:
+    """The CPU multiplies bf16 natively (Linux cpuinfo flags); elsewhere assume not."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text().split()
+    except OSError:
+        return False
+    return "amx_bf16" in flags or "avx512_bf16" in flags
+
+
+def cpu_seconds(fn, repeats: int) -> float:
+    """The least process CPU time of one call over `repeats` (after one warm-up): the cost that competes with
+    other requests for the cores, which wall time on an idle machine hides."""
+    fn()
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.process_time()
+        fn()
+        best = min(best, time.process_time() - start)
+    return best
+
+
+def faster_by(onnx_seconds: float, bf16_seconds: float, margin: float = 0.15) -> bool:
+    """bf16 is used only when it saves at least `margin` of the CPU: a smaller gain is within the noise of the
+    measurement, and fp32 is the reference the thresholds were fit on."""
+    return bf16_seconds <= (1.0 - margin) * onnx_seconds
 
 
 def default_data_dir() -> Path:
@@ -94,8 +119,12 @@ class TextEncoder:
             self._tokenizer = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
             self._tokenizer.enable_truncation(MAX_TOKENS)
             self.dim = int(self._session.get_outputs()[0].shape[-1])
-            self._bf16 = Bf16Bert(self.folder, threads) if backend == "bf16" else \
-                self._bf16_if_cheaper(threads) if auto else None
+            self._bf16 = None
+            if backend == "bf16":
+                from fingerprint.bf16_bert import Bf16Bert
+                self._bf16 = Bf16Bert(self.folder, threads)
+            elif auto:
+                self._bf16 = self._bf16_if_cheaper(threads)
             if self._bf16 is not None:
                 self.backend = "bf16"
                 self._session = None          # the fp32 copy is not kept beside the bf16 one
@@ -104,12 +133,13 @@ class TextEncoder:
             self._st = SentenceTransformer(str(self.folder), device="cpu", local_files_only=True)
             self.dim = self._st.get_embedding_dimension()
 
-    def _bf16_if_cheaper(self, threads: int | None) -> Bf16Bert | None:
+    def _bf16_if_cheaper(self, threads: int | None):
         """The bf16 encoder where it costs measurably less CPU per encoding than the ONNX Runtime session:
         measured once per model folder and thread budget in a process (about a second), on a short text alone
         and on a batch of four, the two shapes of the request path."""
         if not (native_bf16() and (self.folder / "model.safetensors").exists()):
             return None
+        from fingerprint.bf16_bert import Bf16Bert          # torch: imported only where bf16 may serve
         key = (str(self.folder), threads)
         candidate = None
         if key not in _BF16_CHOICE:

@@ -149,12 +149,13 @@ def decide(probs: np.ndarray, same_threshold: float) -> str:
 
 
 class PairJudge:
-    def __init__(self, folder: Path, threads: int | None = None, bf16=None):
-        """`folder`: the assembled model (ONNX, tokenizer). `bf16`: a `pair_network.Bf16Judge` to run instead
-        of the ONNX model (then no ONNX Runtime session is opened)."""
-        self.bf16 = bf16
+    def __init__(self, folder: Path, threads: int | None = None, runner=None):
+        """`folder`: the assembled model (ONNX, tokenizer). `runner`: another way to run the same network (an
+        object whose `run(ids, mask)` gives the probabilities, e.g. the gateway's bf16 runner over
+        `pair_network.hf_state`); then no ONNX Runtime session is opened."""
+        self.runner = runner
         self.session = None
-        if bf16 is None:
+        if runner is None:
             import onnxruntime as ort
             options = ort.SessionOptions()
             options.intra_op_num_threads = threads or min(os.cpu_count() or 1, 2)
@@ -166,21 +167,18 @@ class PairJudge:
 
     @property
     def backend(self) -> str:
-        return "onnx" if self.bf16 is None else "bf16"
+        return "onnx" if self.runner is None else getattr(self.runner, "name", "runner")
 
     @classmethod
-    def prepared(cls, e5_folder: Path, models_dir: Path, threads: int | None = None,
-                 backend: str = "onnx") -> "PairJudge":
-        """The judge from the data dir's models, assembled there from e5 and the trained layers on first use;
-        `backend` bf16: run in bfloat16 by torch (`pair_network.Bf16Judge`), else ONNX Runtime."""
-        from validator.pair_network import Bf16Judge, assemble     # torch: to assemble, and for bf16
-        folder = assemble(e5_folder, models_dir / "pair-judge")
-        return cls(folder, threads, Bf16Judge(e5_folder, threads=threads) if backend == "bf16" else None)
+    def prepared(cls, e5_folder: Path, models_dir: Path, threads: int | None = None, runner=None) -> "PairJudge":
+        """The judge from the data dir's models, assembled there from e5 and the trained layers on first use."""
+        from validator.pair_network import assemble         # torch: only to assemble, never to judge
+        return cls(assemble(e5_folder, models_dir / "pair-judge"), threads, runner)
 
     def probs(self, pairs: list[tuple[PairView, PairView]]) -> np.ndarray:
         ids, mask = batch([self.tokens.pair(n, c) for n, c in pairs])
-        if self.bf16 is not None:
-            return self.bf16.run(ids, mask)
+        if self.runner is not None:
+            return self.runner.run(ids, mask)
         return self.session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
 
     def judge(self, messages: list[dict], cached_messages: list[dict]) -> Verdict:

@@ -84,11 +84,8 @@ class PairNetwork(nn.Module):
         return torch.softmax(self.classify(x, attention_mask), dim=-1)
 
 
-def load_e5(network: PairNetwork, e5_folder: Path) -> None:
-    """The prepared e5 folder's weights (HF BERT names) into the network."""
-    from safetensors.torch import load_file
-    sd = load_file(str(e5_folder / "model.safetensors"))
-    sd = {k.removeprefix("bert."): v for k, v in sd.items()}
+def hf_names(layers: int) -> dict[str, str]:
+    """The network's parameter names -> HF BERT names (the prepared e5 folder's)."""
     own = {"word.weight": "embeddings.word_embeddings.weight",
            "position.weight": "embeddings.position_embeddings.weight",
            "token_type.weight": "embeddings.token_type_embeddings.weight",
@@ -96,13 +93,29 @@ def load_e5(network: PairNetwork, e5_folder: Path) -> None:
     parts = {"query": "attention.self.query", "key": "attention.self.key", "value": "attention.self.value",
              "attn_out": "attention.output.dense", "attn_norm": "attention.output.LayerNorm",
              "ff_in": "intermediate.dense", "ff_out": "output.dense", "ff_norm": "output.LayerNorm"}
-    for i in range(len(network.layers)):
+    for i in range(layers):
         for mine, theirs in parts.items():
             for p in ("weight", "bias"):
                 own[f"layers.{i}.{mine}.{p}"] = f"encoder.layer.{i}.{theirs}.{p}"
-    state = {mine: sd[theirs] for mine, theirs in own.items()}
+    return own
+
+
+def load_e5(network: PairNetwork, e5_folder: Path) -> None:
+    """The prepared e5 folder's weights (HF BERT names) into the network."""
+    from safetensors.torch import load_file
+    sd = load_file(str(e5_folder / "model.safetensors"))
+    sd = {k.removeprefix("bert."): v for k, v in sd.items()}
+    state = {mine: sd[theirs] for mine, theirs in hf_names(len(network.layers)).items()}
     missing = network.load_state_dict(state, strict=False).missing_keys
     assert set(missing) <= {"head.weight", "head.bias"}, missing
+
+
+def hf_state(e5_folder: Path, weights: Path = WEIGHTS_FILE) -> dict[str, torch.Tensor]:
+    """The trained network's tensors under HF BERT names, its head as `head.weight` / `head.bias`: for a runner
+    outside this package (the gateway's bf16 one, docs/validator.md) to compute what was trained."""
+    network = trained_network(e5_folder, weights)
+    names = hf_names(len(network.layers)) | {"head.weight": "head.weight", "head.bias": "head.bias"}
+    return {names[k]: v.detach() for k, v in network.state_dict().items()}
 
 
 def trained_state(network: PairNetwork, first_trained: int) -> dict[str, torch.Tensor]:
@@ -144,52 +157,6 @@ def trained_network(e5_folder: Path, weights: Path = WEIGHTS_FILE) -> PairNetwor
     load_e5(network, e5_folder)
     network.load_state_dict(load_trained(weights), strict=False)
     return network.eval()
-
-
-class Bf16Judge:
-    """The trained network in bfloat16 for CPUs that multiply bf16 natively (the gateway uses it where its
-    encoder measured bf16 cheaper, docs/validator.md). Attention runs in torch's fused kernel, which
-    accumulates in fp32; the pooled vector and the head stay fp32, so p(same) near the card's threshold
-    moves by float noise only (`bench/pair_curve.py --backend bf16`). One traced call per run: torch releases
-    the GIL once per run rather than at each of its ~200 small ops."""
-
-    def __init__(self, e5_folder: Path, weights: Path = WEIGHTS_FILE, threads: int | None = None):
-        import warnings
-        if threads:
-            torch.set_num_threads(threads)          # per process: the gateway's own budget (one of N workers)
-        network = trained_network(e5_folder, weights).requires_grad_(False)
-        self.head = network.head
-        self.word, self.embed_norm = network.word.to(torch.bfloat16), network.embed_norm
-        self.position, self.token_type = network.position.weight, network.token_type.weight[0]
-        self.layers = [layer.to(torch.bfloat16) for layer in network.layers]
-        with torch.inference_mode(), warnings.catch_warnings():
-            warnings.simplefilter("ignore", torch.jit.TracerWarning)     # sizes are traced as sizes, by design
-            example = (torch.ones(2, 8, dtype=torch.long), torch.ones(2, 8, dtype=torch.long))
-            self._traced = torch.jit.trace(self._forward, example, check_trace=False)
-
-    def _forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        fn = nn.functional
-        rows, width = ids.shape
-        x = self.word(ids).float() + self.position[:width] + self.token_type
-        x = self.embed_norm(x).to(torch.bfloat16)
-        keep = (mask > 0)[:, None, None, :]
-        for layer in self.layers:
-            heads, d = layer.heads, x.shape[-1] // layer.heads
-
-            def split(t):
-                return t.view(rows, width, heads, d).transpose(1, 2)
-            ctx = fn.scaled_dot_product_attention(split(layer.query(x)), split(layer.key(x)), split(layer.value(x)),
-                                                  attn_mask=keep)
-            x = layer.attn_norm(x + layer.attn_out(ctx.transpose(1, 2).reshape(rows, width, -1)))
-            x = layer.ff_norm(x + layer.ff_out(fn.gelu(layer.ff_in(x))))
-        m = mask[:, :, None].float()
-        pooled = (x.float() * m).sum(1) / m.sum(1).clamp(min=1.0)
-        return torch.softmax(self.head(pooled), dim=-1)
-
-    def run(self, ids, mask):
-        """p(label) [rows, 3] of padded token ids and their mask (numpy int64), as the ONNX model gives them."""
-        with torch.inference_mode():
-            return self._traced(torch.from_numpy(ids), torch.from_numpy(mask)).numpy()
 
 
 def assemble(e5_folder: Path, out_folder: Path, weights: Path = WEIGHTS_FILE, quantize: bool = True) -> Path:

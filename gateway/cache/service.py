@@ -7,6 +7,7 @@ the circuit breaker opens and requests skip the cache (BYPASS `cache:degraded`) 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from functools import partial
@@ -25,6 +26,15 @@ from validator.pair_judge import PairJudge
 log = logging.getLogger("semcache.cache")
 
 
+def bf16_judge(e5_folder: Path, threads: int | None = None):
+    """The pair judge's trained network, run by the encoder's bf16 runner (the validator package stays free of
+    the fingerprint package: the two meet here)."""
+    from fingerprint.bf16_bert import Bf16Bert
+    from validator.pair_network import hf_state
+    config = json.loads((e5_folder / "config.json").read_text())
+    return Bf16Bert.from_tensors(hf_state(e5_folder), config, threads or None)
+
+
 def load_gates(embedding_model: str = "e5-small", models_dir: Path | None = None, risk_policy: Path | None = None,
                thresholds: dict[str, dict[str, float]] | None = None,
                encoder_threads: int | None = None,
@@ -37,9 +47,9 @@ def load_gates(embedding_model: str = "e5-small", models_dir: Path | None = None
     # the same thread budget as the encoder: N workers must not each run the judge on every core
     # and the same backend: bf16 where the encoder measured it cheaper on this CPU (p(same) moves by float
     # noise only: docs/validator.md)
-    judge = PairJudge.prepared(resolve_encoder_dir("e5-small", models_dir=models_dir)[0], models_dir,
-                               threads=encoder_threads or None,
-                               backend="bf16" if encoder.backend == "bf16" else "onnx")
+    e5_folder = resolve_encoder_dir("e5-small", models_dir=models_dir)[0]
+    judge = PairJudge.prepared(e5_folder, models_dir, threads=encoder_threads or None,
+                               runner=bf16_judge(e5_folder, encoder_threads) if encoder.backend == "bf16" else None)
     # no topic-switch function: a switch skips the lookup, and both trained detectors (a switch head, the pair
     # model against the previous turn) lost more hits to false switches than they saved lookups; the judge
     # reads a switch on every candidate instead (`intent:switch`)

@@ -44,8 +44,8 @@ def test_bf16_batches_of_mixed_lengths_equal_single_runs(pair):
 
 
 def test_bf16_is_chosen_only_where_it_saves_enough(monkeypatch):
-    assert bf16_bert.faster_by(10.0, 8.4) and not bf16_bert.faster_by(10.0, 8.6)
-    assert not bf16_bert.faster_by(10.0, 12.0)
+    assert encoder_module.faster_by(10.0, 8.4) and not encoder_module.faster_by(10.0, 8.6)
+    assert not encoder_module.faster_by(10.0, 12.0)
     monkeypatch.setattr(encoder_module, "native_bf16", lambda: False)
     assert TextEncoder("e5-small", models_dir=Path(models_dir())).backend == "onnx"
     with pytest.raises(ValueError, match="backend must be"):
@@ -66,7 +66,7 @@ def test_the_auto_choice_is_measured_once_and_followed(monkeypatch):
     assert TextEncoder("e5-small", models_dir=Path(models_dir())).backend == "onnx"
 
 
-@pytest.mark.skipif(not bf16_bert.native_bf16(), reason="oneDNN's packed bf16 weights need a CPU with native bf16")
+@pytest.mark.skipif(not encoder_module.native_bf16(), reason="oneDNN's packed bf16 weights need a CPU with native bf16")
 def test_packed_weights_compute_what_plain_bf16_weights_do(pair):
     _, bf16 = pair
     folder = bf16.folder

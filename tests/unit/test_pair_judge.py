@@ -25,8 +25,10 @@ def judge(request):
     """Both ways the gateway runs the judge: the ONNX model, and bf16 where the encoder measured it cheaper
     (on a CPU without native bf16 it is emulated: slow, but the same numbers)."""
     from fingerprint.encoder import resolve_encoder_dir
+    from gateway.cache.service import bf16_judge
     folder = Path(models_dir())
-    made = PairJudge.prepared(resolve_encoder_dir("e5-small", models_dir=folder)[0], folder, backend=request.param)
+    e5 = resolve_encoder_dir("e5-small", models_dir=folder)[0]
+    made = PairJudge.prepared(e5, folder, runner=bf16_judge(e5) if request.param == "bf16" else None)
     assert made.backend == request.param
     return made
 
