@@ -143,7 +143,12 @@ class TextEncoder:
         key = (str(self.folder), threads)
         candidate = None
         if key not in _BF16_CHOICE:
-            candidate = Bf16Bert(self.folder, threads)
+            try:
+                candidate = Bf16Bert(self.folder, threads)
+            except Exception:                 # e.g. a torch whose oneDNN cannot pack bf16 here: fp32 serves
+                log.warning("encoder: bf16 unavailable, using ONNX Runtime", exc_info=True)
+                _BF16_CHOICE[key] = False
+                return None
             rng = np.random.default_rng(0)
             shapes = [rng.integers(1000, 30000, (1, 14)), rng.integers(1000, 30000, (4, 24))]
             onnx = sum(cpu_seconds(lambda ids=ids: self._session.run(

@@ -76,3 +76,15 @@ def test_packed_weights_compute_what_plain_bf16_weights_do(pair):
     mask[1, 6:] = 0                                   # a padded row
     a, b = packed.run(ids, mask), plain.run(ids, mask)
     assert (a * b).sum(1).min() >= 0.99999
+
+
+def test_auto_falls_back_to_onnx_when_bf16_cannot_be_built(monkeypatch):
+    from fingerprint import bf16_bert as module
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("no packed bf16 here")
+    monkeypatch.setattr(encoder_module, "native_bf16", lambda: True)
+    monkeypatch.setattr(encoder_module, "_BF16_CHOICE", {})
+    monkeypatch.setattr(module, "Bf16Bert", broken)
+    encoder = TextEncoder("e5-small", models_dir=Path(models_dir()))
+    assert encoder.backend == "onnx" and encoder.encode(["still encodes"]).shape == (1, encoder.dim)
