@@ -313,6 +313,16 @@ def start_gateway(workers: int, up_url: str, store_env: dict, log, log_level: st
     return gateway, url
 
 
+def profile_pids(pids: list[int], folder: str, duration: float) -> list[subprocess.Popen]:
+    """py-spy over each of the gateway's processes for the peak pass, as collapsed stacks (FOLDER/pid.txt).
+    Sampling costs the gateway a little CPU: a profiled pass is for finding where time goes, not for its numbers."""
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    spy = str(Path(sys.executable).with_name("py-spy"))
+    return [subprocess.Popen([spy, "record", "-p", str(pid), "-d", str(int(duration)), "-r", "100", "-f", "raw",
+                              "-o", str(Path(folder) / f"{pid}.txt"), "--nonblocking"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for pid in pids]
+
+
 def run_workers(workers: int, up_url: str, upstream_pid: int, args, encoder_backend: str = "auto") -> dict:
     with storage(args.database) as (store_env, store_label):
         log = open(Path(tempfile.gettempdir()) / f"semcache-load-{uuid.uuid4().hex[:8]}.log", "w")
@@ -324,10 +334,13 @@ def run_workers(workers: int, up_url: str, upstream_pid: int, args, encoder_back
             traffic = Traffic(seed=workers)
             asyncio.run(closed_loop(chat, args.clients, args.warmup, traffic))          # not counted
             pids = tree(gateway.pid)
+            spies = profile_pids(pids, args.profile, args.duration) if args.profile else []
             cpu0, up0, me0, wall0 = cpu_seconds(pids), cpu_seconds([upstream_pid]), time.process_time(), \
                 time.perf_counter()
             peak = asyncio.run(closed_loop(chat, args.clients, args.duration, traffic))
             gateway_cpu, wall = cpu_seconds(pids) - cpu0, time.perf_counter() - wall0
+            for spy in spies:
+                spy.wait(timeout=60)
             upstream_cpu, client_cpu = cpu_seconds([upstream_pid]) - up0, time.process_time() - me0
             ok = [r for r in peak if r.status == 200]
             decided = [r for r in ok if r.cache in ("HIT", "PARTIAL", "MISS")]
@@ -375,6 +388,8 @@ def main() -> None:
     parser.add_argument("--database", choices=("auto", "sqlite", "postgres"), default="auto")
     parser.add_argument("--encoder-backend", nargs="+", choices=("auto", "onnx", "bf16"), default=["auto"],
                         help="encoder_backend of the gateway; several: each worker count runs with each, in turn")
+    parser.add_argument("--profile", metavar="DIR", help="py-spy (pip install py-spy) over the gateway's "
+                        "processes during each peak pass, collapsed stacks into DIR")
     args = parser.parse_args()
     upstream, up_url = start_upstream(args.latency_ms)
     cores = os.cpu_count() or 1

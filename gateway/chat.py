@@ -246,9 +246,11 @@ class ChatTurn:
         """PARTIAL, MISS and BYPASS: forward with the session id (the backend reuses the session's KV prefix);
         write a complete answer when the decision allows it. `land(result)` releases coalesced followers."""
         req, draft = self.req, None
-        if decision.outcome == "PARTIAL" and decision.entry and decision.entry.get("answer_text") \
-                and await self.upstream.accepts_drafts(self.draft_mode):
-            # the matched answer is mostly kept by a changed request: the engine verifies it as a draft
+        if decision.outcome in ("PARTIAL", "MISS") and decision.entry and decision.entry.get("answer_text") \
+                and decision.reason != "intent:switch" and await self.upstream.accepts_drafts(self.draft_mode):
+            # the near answer is mostly kept by a changed request, in this conversation (PARTIAL) or another
+            # one (MISS); not by another task (a switch). The engine verifies it as a draft, so the output is
+            # the model's own either way, and it stops proposing from a draft whose tokens it keeps rejecting
             draft = decision.entry["answer_text"][:MAX_DRAFT_CHARS]
         if self.early_exchange is not None:
             headers, strip_usage = self.early

@@ -1,5 +1,6 @@
-"""The PARTIAL's draft over real HTTP: a gateway in front of a scripted backend that says it is the bundled
-engine (`owned_by: semcache`) sends the matched entry's answer as a draft with a PARTIAL, never with a MISS,
+"""The near answer's draft over real HTTP: a gateway in front of a scripted backend that says it is the bundled
+engine (`owned_by: semcache`) sends the matched entry's answer as a draft with a PARTIAL, and with a MISS
+whose request is a changed one of another conversation's entry, never with a MISS that matched nothing,
 and never passes on a client's own `semcache` field; in front of another backend it sends none. With early
 forwarding (the default for the bundled engine) the request goes out before the decision and the draft
 follows it under the request's key; a HIT cancels the request in the real engine."""
@@ -67,6 +68,31 @@ def test_a_partial_carries_the_matched_answer_as_a_draft_only_to_the_bundled_eng
         else:
             assert replica.hints == []
         assert replica.drafts == []
+    finally:
+        gateway.stop()
+        replica.kill()
+
+
+def test_a_miss_near_another_conversations_entry_carries_that_answer_as_its_draft():
+    replica, gateway = gateway_for("semcache", early="off")
+    try:
+        warm = httpx.post(gateway.url + "/admin/warmup", headers=ADMIN, timeout=60, json={"entries": [
+            {"messages": [SYSTEM, {"role": "user", "content": KYOTO}], "answer": ANSWER, "scope": "global"}]})
+        assert warm.status_code == 200, warm.text
+        client = openai.OpenAI(base_url=gateway.url + "/v1", api_key="unused", max_retries=0)
+        changed = KYOTO.replace("2000", "3000")
+        miss = client.chat.completions.with_raw_response.create(
+            model="scripted", messages=[SYSTEM, {"role": "user", "content": changed}],
+            extra_headers={"X-Session-Id": "other-" + uuid.uuid4().hex[:8]})
+        # another budget in another conversation: never served, not this conversation's prefix, so a MISS
+        assert miss.headers["x-cache"] == "MISS", dict(miss.headers)
+        assert miss.headers["x-cache-reason"] == "entities:conflict", dict(miss.headers)
+        assert replica.chats[-1]["body"]["semcache"]["draft"] == ANSWER
+        unrelated = client.chat.completions.with_raw_response.create(
+            model="scripted", messages=[{"role": "user", "content": "How do I repot a cactus without gloves?"}],
+            extra_headers={"X-Session-Id": "other-" + uuid.uuid4().hex[:8]})
+        assert unrelated.headers["x-cache"] == "MISS", dict(unrelated.headers)
+        assert "draft" not in (replica.chats[-1]["body"].get("semcache") or {})
     finally:
         gateway.stop()
         replica.kill()
