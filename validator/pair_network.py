@@ -17,6 +17,7 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import torch
@@ -110,12 +111,34 @@ def load_e5(network: PairNetwork, e5_folder: Path) -> None:
     assert set(missing) <= {"head.weight", "head.bias"}, missing
 
 
-def hf_state(e5_folder: Path, weights: Path = WEIGHTS_FILE) -> dict[str, torch.Tensor]:
+class HfState(Mapping):
     """The trained network's tensors under HF BERT names, its head as `head.weight` / `head.bias`: for a runner
-    outside this package (the gateway's bf16 one, docs/validator.md) to compute what was trained."""
-    network = trained_network(e5_folder, weights)
-    names = hf_names(len(network.layers)) | {"head.weight": "head.weight", "head.bias": "head.bias"}
-    return {names[k]: v.detach() for k, v in network.state_dict().items()}
+    outside this package (the gateway's bf16 one, docs/validator.md) to compute what was trained. A tensor is
+    read when asked for: the shipped layers from memory, the rest from the e5 folder's file (memory-mapped),
+    so a runner that converts them one at a time never holds the float32 network (470 MB) beside its own."""
+
+    def __init__(self, e5_folder: Path, weights: Path = WEIGHTS_FILE):
+        from safetensors import safe_open
+        self._file = safe_open(str(e5_folder / "model.safetensors"), "pt")
+        keys = set(self._file.keys())
+        names = hf_names(json.loads((e5_folder / "config.json").read_text())["num_hidden_layers"])
+        self._e5 = {theirs: ("bert." + theirs if "bert." + theirs in keys else theirs) for theirs in names.values()}
+        self._trained = {names.get(k, k): v for k, v in load_trained(weights).items()}
+
+    def __getitem__(self, name: str) -> torch.Tensor:
+        if name in self._trained:
+            return self._trained[name]
+        return self._file.get_tensor(self._e5[name])
+
+    def __iter__(self):
+        return iter(self._e5.keys() | self._trained.keys())
+
+    def __len__(self) -> int:
+        return len(self._e5.keys() | self._trained.keys())
+
+
+def hf_state(e5_folder: Path, weights: Path = WEIGHTS_FILE) -> HfState:
+    return HfState(e5_folder, weights)
 
 
 def trained_state(network: PairNetwork, first_trained: int) -> dict[str, torch.Tensor]:

@@ -171,3 +171,18 @@ def test_the_judge_takes_the_encoder_thread_budget():
             assert encoder._session.get_session_options().intra_op_num_threads == 1
     finally:
         torch.set_num_threads(before)
+
+
+def test_the_trained_network_reaches_another_runner_under_hf_names_without_being_built():
+    """`hf_state` (what the bf16 runner reads) gives exactly the trained float32 network's tensors."""
+    from fingerprint.encoder import resolve_encoder_dir
+    from validator.pair_network import hf_names, hf_state, trained_network
+    e5 = resolve_encoder_dir("e5-small", models_dir=Path(models_dir()))[0]
+    state = hf_state(e5)
+    network = trained_network(e5)
+    names = hf_names(len(network.layers)) | {"head.weight": "head.weight", "head.bias": "head.bias"}
+    expected = {names[k]: v for k, v in network.state_dict().items()}
+    assert set(state) == set(expected) and len(state) == len(expected)
+    for name, value in expected.items():
+        assert state[name].dtype == value.dtype and state[name].shape == value.shape, name
+        assert state[name].equal(value), name
