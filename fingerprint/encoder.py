@@ -106,32 +106,35 @@ class TextEncoder:
         self._idle_lock = threading.Lock()
         self._idle = threading.local()             # .active: this thread runs `when_idle` work
         if backend in ("onnx", "bf16"):
-            import onnxruntime as ort
             from tokenizers import Tokenizer
-            options = ort.SessionOptions()
-            options.intra_op_num_threads = threads or min(os.cpu_count() or 1, 4)
-            # idle pool threads sleep instead of spinning: concurrent requests (and other worker processes)
-            # need those cores more than a run needs the microseconds a spin saves
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-            self._session = ort.InferenceSession(str(self.folder / "model.onnx"), options,
-                                                 providers=["CPUExecutionProvider"])
             self._tokenizer = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
             self._tokenizer.enable_truncation(MAX_TOKENS)
-            self.dim = int(self._session.get_outputs()[0].shape[-1])
-            self._bf16 = None
-            if backend == "bf16":
+            self._session = self._bf16 = None
+            if backend == "bf16":             # asked for: no ONNX Runtime session is opened at all
                 from fingerprint.bf16_bert import Bf16Bert
                 self._bf16 = Bf16Bert(self.folder, threads)
-            elif auto:
-                self._bf16 = self._bf16_if_cheaper(threads)
-            if self._bf16 is not None:
-                self.backend = "bf16"
-                self._session = None          # the fp32 copy is not kept beside the bf16 one
+            else:
+                self._session = self._onnx_session(threads)
+                if auto:
+                    self._bf16 = self._bf16_if_cheaper(threads)
+                if self._bf16 is not None:
+                    self.backend = "bf16"
+                    self._session = None      # the fp32 copy is not kept beside the bf16 one
+            self.dim = self._bf16.dim if self._bf16 is not None else int(self._session.get_outputs()[0].shape[-1])
         else:
             from sentence_transformers import SentenceTransformer
             self._st = SentenceTransformer(str(self.folder), device="cpu", local_files_only=True)
             self.dim = self._st.get_embedding_dimension()
+
+    def _onnx_session(self, threads: int | None):
+        import onnxruntime as ort
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads or min(os.cpu_count() or 1, 4)
+        # idle pool threads sleep instead of spinning: concurrent requests (and other worker processes)
+        # need those cores more than a run needs the microseconds a spin saves
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        return ort.InferenceSession(str(self.folder / "model.onnx"), options, providers=["CPUExecutionProvider"])
 
     def _bf16_if_cheaper(self, threads: int | None):
         """The bf16 encoder where it costs measurably less CPU per encoding than the ONNX Runtime session:

@@ -88,3 +88,9 @@ def test_auto_falls_back_to_onnx_when_bf16_cannot_be_built(monkeypatch):
     monkeypatch.setattr(module, "Bf16Bert", broken)
     encoder = TextEncoder("e5-small", models_dir=Path(models_dir()))
     assert encoder.backend == "onnx" and encoder.encode(["still encodes"]).shape == (1, encoder.dim)
+
+
+def test_an_encoder_asked_for_bf16_opens_no_onnx_runtime_session(monkeypatch):
+    monkeypatch.setattr(TextEncoder, "_onnx_session", lambda self, threads: pytest.fail("an ONNX session was opened"))
+    made = TextEncoder("e5-small", backend="bf16", models_dir=Path(models_dir()))
+    assert made.backend == "bf16" and made.dim == 384 and made._session is None
