@@ -263,6 +263,22 @@ def _recall(rows: list[dict], langs: list[str], want: str) -> dict:
     return out
 
 
+def _domain_tag(rows: list[dict]) -> dict | None:
+    """How often the probe's domain tag is the case's domain, by domain (in process only: over HTTP the
+    tag is not in the response)."""
+    tagged = [r for r in rows if r.get("intent_domain") and r.get("domain")]
+    if not tagged:
+        return None
+    by: dict = {}
+    for r in tagged:
+        cell = by.setdefault(r["domain"], {"n": 0, "got": 0, "as": Counter()})
+        cell["n"] += 1
+        cell["got"] += r["intent_domain"] == r["domain"]
+        cell["as"][r["intent_domain"]] += r["intent_domain"] != r["domain"]
+    return {"n": len(tagged), "got": sum(c["got"] for c in by.values()),
+            "by_domain": {d: {"n": c["n"], "got": c["got"], "wrong_as": dict(+c["as"])} for d, c in sorted(by.items())}}
+
+
 def summarize(rows: list[dict], mode: str = "in_process") -> dict:
     langs = sorted({r["lang"] for r in rows})
     wrong = [r for r in rows if r["outcome"] == "HIT" and r["expected"] != "hit"]
@@ -291,6 +307,7 @@ def summarize(rows: list[dict], mode: str = "in_process") -> dict:
         "hit_recall_servable": _recall([r for r in hits if r["domain"] in SERVABLE_DOMAINS], langs, "HIT"),
         "partial_recall": _recall([r for r in rows if r["expected"] == "partial"], langs, "PARTIAL"),
         "miss_recall": _recall([r for r in rows if r["expected"] == "miss"], langs, "MISS"),
+        "domain_tag": _domain_tag(rows),
         "missed_hit_reasons": dict(Counter(r["reason"] for r in hits if r["outcome"] != "HIT").most_common()),
         "not_warmed": dict(Counter(r["warmed"] for r in rows if not r["seed_cache_id"])),
         "categories": categories,
@@ -329,6 +346,10 @@ def report(summary: dict) -> str:
     for title, key in (("HIT (all hit cases)", "hit_recall"), ("HIT (servable domains)", "hit_recall_servable"),
                        ("PARTIAL", "partial_recall"), ("MISS", "miss_recall")):
         lines.append(f"{title:<30}" + "".join(f"{_fraction(summary[key][lang]):>{width}}" for lang in langs))
+    tag = summary.get("domain_tag")
+    if tag:
+        lines.append(f"domain tag = case domain: {tag['got']}/{tag['n']} ("
+                     + ", ".join(f"{d} {c['got']}/{c['n']}" for d, c in tag["by_domain"].items()) + ")")
     if summary["missed_hit_reasons"]:
         lines.append("hit cases not served, by reason: "
                      + ", ".join(f"{k} {v}" for k, v in summary["missed_hit_reasons"].items()))

@@ -36,6 +36,20 @@ def test_summary_counts_wrong_hits_recall_and_cross_session_hits():
     assert "wrong HITs: 1 of 4 non-hit cases (must be 0)" in text and "cross-session HITs: 1" in text
 
 
+def test_summary_counts_how_often_the_domain_tag_is_the_cases_domain():
+    rows = [{**row("a", "hit", "HIT"), "intent_domain": "travel_planning"},
+            {**row("b", "hit", "MISS"), "intent_domain": "realtime"},
+            {**row("c", "miss", "MISS", domain="chitchat"), "intent_domain": "chitchat"},
+            {**row("d", "miss", "MISS", domain="chitchat"), "intent_domain": None},     # no fingerprint
+            row("e", "miss", "MISS")]                                                 # over HTTP: no tag
+    tag = summarize(rows)["domain_tag"]
+    assert tag["n"] == 3 and tag["got"] == 2
+    assert tag["by_domain"]["travel_planning"] == {"n": 2, "got": 1, "wrong_as": {"realtime": 1}}
+    assert tag["by_domain"]["chitchat"] == {"n": 1, "got": 1, "wrong_as": {}}
+    assert "domain tag = case domain: 2/3 (chitchat 1/1, travel_planning 1/2)" in report(summarize(rows))
+    assert summarize([row("x", "hit", "HIT")])["domain_tag"] is None
+
+
 def test_percentile_is_nearest_rank():
     values = list(range(1, 101))
     assert percentile(values, 50) == 50 and percentile(values, 99) == 99 and percentile([7.0], 99) == 7.0
