@@ -62,7 +62,16 @@ _HAN = re.compile(r"[\u3400-\u9fff]")
 _CN_NUMBER = re.compile(r"^[零〇一二两三四五六七八九十百千万亿]+$")
 _NUMERAL_HEAD = re.compile(r"^([零〇一二两三四五六七八九十百千万亿]+|\d+(?:\.\d+)?)(.*)$")
 # measure words: grammar after a numeral ("一个", "三款"), where the unit words (天, 元, 人) carry meaning
-ZH_CLASSIFIERS = frozenset("个 款 份 下 点 些 种 件 本 张 家 位 次 条 只 把 台 部 篇 段 句 项 套".split())
+ZH_CLASSIFIERS = frozenset("个 款 份 下 点 些 种 件 本 张 家 位 次 条 只 把 台 部 篇 段 句 项 套 遍 封 趟 番 顿 场 回 眼 首 道 "
+                           "门 间 辆 双 杯 碗 瓶".split())
+# verbs of knowing: a negation of one ("I don't know how to…", "not sure which…", "我不太清楚怎么…", "没懂") says
+# where the asker stands, not what the answer must leave out, so it is not a negation of the request
+EN_KNOWING = frozenset("know knew known sure understand understood idea clue certain".split())
+ZH_KNOWING = frozenset("知道 清楚 确定 明白 懂 了解 晓得 理解".split())
+KNOWING_GAP = 2                  # words of grammar a negation may stand before its verb of knowing (不是很清楚)
+# Chinese yes/no questions repeat a verb around 不 or 没 (能不能, 可不可以, 有没有): a question form, not a
+# negation; a verb doubled around 一 (看一看, 试一试) is a tentative "have a go", the verb itself
+_A_NOT_A = re.compile(r"([\u3400-\u9fff])[不没一]\1")
 
 
 @dataclass(frozen=True)
@@ -113,6 +122,7 @@ class Alignment:
 def normalise(text: str) -> str:
     """Width and compatibility forms folded (NFKC), lower case, curly quotes straightened."""
     text = fold_number_forms(unicodedata.normalize("NFKC", text[:MAX_ALIGN_CHARS])).lower()
+    text = _A_NOT_A.sub(r"\1", text)
     text = _CLOCK.sub(r"\1 \2m", text.replace("%", " percent "))     # 5pm is 5 p.m., 10% is 10 percent
     return text.replace("’", "'").replace("‘", "'")
 
@@ -155,6 +165,8 @@ def _stem(word: str) -> str:
 
 def _english_word(token: str) -> Word:
     token = token.strip(".'")
+    if token == "one":               # the singular article, as 一个 is: "one good way" is "a good way"
+        return Word(token, False)
     number = _number(token)
     if number is not None:
         return Word(number, True, number=number)
@@ -174,17 +186,25 @@ def _chinese_words(text: str) -> list[Word]:
         if not _HAN.search(token):
             out.extend(_english_word(t) for t in _LATIN.findall(token))
             continue
+        if len(token) > 2 and token.endswith("一下"):       # jieba keeps 解释一下 whole: the verb and its "a bit"
+            token = token[:-2]
         if token in ZH_CLASSIFIERS and out and out[-1].number:
             out.append(Word(token, False))
             continue
         if token in ZH_NEGATION or (len(token) == 2 and token[0] in "不没别" and tag.startswith("d")):
             out.append(Word("不", True, negation=True))
             continue
-        head = _NUMERAL_HEAD.match(token) if tag.startswith("m") or token[0].isdigit() else None
+        head = _NUMERAL_HEAD.match(token)
+        if head and not (tag.startswith("m") or token[0].isdigit() or head.group(2)[:1] in ZH_CLASSIFIERS):
+            head = None                 # 一直, 万一, 四川: words that start with a numeral; 两间房 is a count
         if head:
             numeral, rest = head.groups()
-            if numeral == "一" and (not rest or rest in ZH_CLASSIFIERS):
-                out.append(Word(token, False))          # "一个", "一下": an article, not a quantity
+            if len(rest) > 1 and rest[0] in ZH_CLASSIFIERS:
+                rest = rest[1:]                          # 两间房: the measure word is grammar, 房 is the noun
+            if numeral == "一" and (not rest or rest in ZH_CLASSIFIERS or head.group(2)[:1] in ZH_CLASSIFIERS):
+                out.append(Word(numeral + head.group(2)[:1], False))     # "一个", "一下": an article, not a quantity
+                if rest and rest not in ZH_CLASSIFIERS:
+                    out.append(Word(rest, True))
                 continue
             number = _number(numeral)
             if number is not None:
@@ -245,13 +265,29 @@ def words(text: str) -> list[Word]:
     return list(_words(text[:MAX_ALIGN_CHARS]))
 
 
+def _knowing_negations_dropped(ws: list[Word]) -> tuple[Word, ...]:
+    """A negation before a verb of knowing (up to KNOWING_GAP words of grammar between) is the asker's stance:
+    it becomes grammar, and the verb stays what it was."""
+    out = list(ws)
+    for i, w in enumerate(out):
+        if not w.negation:
+            continue
+        for nxt in out[i + 1:i + 2 + KNOWING_GAP]:
+            if nxt.text in EN_KNOWING or nxt.text in ZH_KNOWING:
+                out[i] = Word("~" + w.text, False)
+                break
+            if nxt.content or nxt.negation:
+                break
+    return tuple(out)
+
+
 @lru_cache(maxsize=4096)
 def _words(text: str) -> tuple[Word, ...]:
     # cached per text: a cached request's turns are read again by every judgement against them
     text = normalise(text)
     if _HAN.search(text):
-        return tuple(_chinese_words(text))
-    return tuple(_english_word(t) for t in _LATIN.findall(text))
+        return _knowing_negations_dropped(_chinese_words(text))
+    return _knowing_negations_dropped([_english_word(t) for t in _LATIN.findall(text)])
 
 
 def content_words(text: str) -> list[str]:
@@ -272,6 +308,9 @@ def align(cached: str, new: str) -> Alignment:
     if sorted(out.removed) == sorted(out.added) and out.removed:
         out.removed, out.added, out.reordered = [], [], True
         out.swapped = _roles_swapped(a, b)
-    out.numbers_changed = sorted(w.number for w in a if w.number) != sorted(w.number for w in b if w.number)
+    # one is what an article or a measure word says (一封, "a night", "1 night"): only one side saying it is not
+    # another quantity; any other number, or 1 against 2, is
+    out.numbers_changed = sorted(w.number for w in a if w.number and w.number != "1") != \
+        sorted(w.number for w in b if w.number and w.number != "1")
     out.negation_changed = sum(w.negation for w in a) != sum(w.negation for w in b)
     return out

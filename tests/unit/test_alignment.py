@@ -114,3 +114,46 @@ def test_a_long_reordering_is_not_searched_for_a_swap():
     assert align(" to ".join(words_), " to ".join(swapped)).swapped is False       # 150 changed words
     near = words_[:60] + [words_[62], words_[61], words_[60]] + words_[63:]
     assert align(" to ".join(words_), " to ".join(near)).vetoed == "roles"
+
+
+# what grammar says in each language and is not a constraint on the answer: the singular article written as
+# "one" or as 一 with a measure word, a Chinese A-not-A question (能不能, 有没有), a tentative doubled verb
+# (看一看), and a negated verb of knowing ("I don't know how to…", 不太清楚)
+NO_VETO = [
+    ("What's one good way to learn Python?", "What is a good way to learn Python?"),
+    ("Which one should I buy, the red or the blue?", "Which should I buy, the red or the blue?"),
+    ("I have no idea how to start learning guitar", "How do I start learning guitar?"),
+    ("I'm not really sure which router to buy", "Which router should I buy?"),
+    ("能不能帮我写一封请假邮件", "帮我写封请假邮件"),
+    ("这件衣服可不可以退", "这件衣服可以退吗"),
+    ("有没有适合新手的相机", "有适合新手的相机吗"),
+    ("你帮我看一看这段代码", "你帮我看这段代码"),
+    ("我不太清楚怎么办理退款", "怎么办理退款"),
+    ("你能再解释一遍吗", "你能再解释吗"),
+]
+STILL_VETOED = [
+    ("Is one night in Kyoto enough?", "Are two nights in Kyoto enough?", "numbers"),
+    ("Book a room for 1 night", "Book a room for 2 nights", "numbers"),
+    ("订一间房", "订两间房", "numbers"),
+    ("Which hotels allow pets?", "Which hotels don't allow pets?", "negation"),
+    ("推荐能带宠物的酒店", "推荐不能带宠物的酒店", "negation"),
+    ("我要辣的", "我不要辣的", "negation"),
+    ("I know which museums to skip", "I don't want to skip museums", "negation"),
+]
+
+
+@pytest.mark.parametrize("cached,new", NO_VETO)
+def test_grammar_of_articles_questions_and_stance_is_not_vetoed(cached, new):
+    assert align(cached, new).vetoed is None, align(cached, new)
+
+
+@pytest.mark.parametrize("cached,new,veto", STILL_VETOED)
+def test_quantities_and_negations_of_the_request_are_still_vetoed(cached, new, veto):
+    assert align(cached, new).vetoed == veto, align(cached, new)
+
+
+def test_a_negated_verb_of_knowing_is_the_askers_stance_not_a_negation():
+    assert not any(w.negation for w in words("I don't know how to fix this"))
+    assert not any(w.negation for w in words("我不是很清楚怎么选"))
+    assert any(w.negation for w in words("I don't know why it doesn't compile"))    # the second one stays
+    assert [w.text for w in words("not sure") if w.content] == []                        # "sure" is grammar
