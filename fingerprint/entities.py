@@ -192,7 +192,8 @@ def active_entities(user_texts: list[str]) -> list[str]:
 
 def conflict(a: list[str], b: list[str]) -> str | None:
     """Why two entity lists cannot describe the same request: `value` (another budget, count or date: the
-    same task with a changed constraint), `negation` (an item excluded on one side only) or `names` (names on
+    same task with a changed constraint), `negation` (an exclusion on one side only, or nothing excluded in
+    common, or an item excluded on one side and named on the other) or `names` (names on
     both sides and none in common: another place, person or product, so another task); None when they can."""
     def split(entities):
         keyed = dict(e.split("=", 1) for e in entities if "=" in e)
@@ -205,7 +206,10 @@ def conflict(a: list[str], b: list[str]) -> str | None:
     for key in ka.keys() & kb.keys():
         if ka[key] != kb[key]:
             return "value"
-    if xa != xb or (xa & set(nb)) or (xb & set(na)):
+    # a negation's reach is read up to the end of its clause, so the same exclusion said in other words
+    # ("I don't want spicy food" / "nothing spicy") governs other words around the one both exclude: two
+    # sides that exclude something in common are left to the pair judge, which compares the whole turns
+    if bool(xa) != bool(xb) or (xa and not xa & xb) or (xa & set(nb)) or (xb & set(na)):
         return "negation"
     # a name on one side only may be a reference ("that city"), which the pair judge reads
     return "names" if na and nb and not set(na) & set(nb) else None

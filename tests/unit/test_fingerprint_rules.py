@@ -64,6 +64,10 @@ def test_a_negated_comparative_is_a_limit_not_an_excluded_item(text, negated):
     (["name:paris", "name:rome"], ["name:rome"], False),          # one more name: the pair judge reads it
     (["name:paris"], [], False),                                  # "that city": a reference, not a conflict
     (["word:museum"], ["¬word:museum"], True),
+    (["¬word:museum"], [], True),                                 # an exclusion on one side only
+    (["¬word:museum"], ["¬word:shopping"], True),                 # nothing excluded in common
+    (["¬word:want", "¬word:spicy", "¬word:food"], ["¬word:spicy"], False),   # one exclusion, two reaches
+    (["¬word:museum", "name:paris"], ["¬word:paris"], True),      # excluded on one side, named on the other
     (["numbers=4471"], ["numbers=5523"], True),
     (["money=8000"], [], False),
 ])
