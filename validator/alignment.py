@@ -71,6 +71,9 @@ ZH_KNOWING = frozenset("知道 清楚 确定 明白 懂 了解 晓得 理解".sp
 KNOWING_GAP = 2                  # words of grammar a negation may stand before its verb of knowing (不是很清楚)
 # Chinese yes/no questions repeat a verb around 不 or 没 (能不能, 可不可以, 有没有): a question form, not a
 # negation; a verb doubled around 一 (看一看, 试一试) is a tentative "have a go", the verb itself
+ZH_NAME_TAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz"})     # jieba: people, places, organisations, other
+# a capitalised word that does not open a sentence is a name by its form ("in Go", "to Lisbon", "SQL")
+_CAPITALISED = re.compile(r"(?<![.!?。！？]\s)(?<![.!?。！？\n])(?<!^)(?<![A-Za-z0-9'’])([A-Z][A-Za-z0-9]*)")
 _A_NOT_A = re.compile(r"([\u3400-\u9fff])[不没一]\1")
 
 
@@ -80,6 +83,7 @@ class Word:
     content: bool
     negation: bool = False
     number: str | None = None
+    name: bool = False                 # a proper name by its form: capitalised inside a sentence, or jieba's nr/ns/nt/nz
 
 
 @dataclass
@@ -91,6 +95,7 @@ class Alignment:
     swapped: bool = False              # two of them exchanged places in an unchanged frame (see _roles_swapped)
     numbers_changed: bool = False
     negation_changed: bool = False
+    names_replaced: bool = False       # a name left and another came in its place ("in Go" / "in Java")
     kept: int = 0                      # content words of the cached turn found again in the new one
 
     @property
@@ -111,12 +116,15 @@ class Alignment:
             return "negation"
         if self.swapped:
             return "roles"
+        if self.names_replaced and not self.disjoint:     # nothing kept at all says more: disjoint
+            return "names"
         return None
 
     def record(self) -> dict:
         return {"removed": self.removed[:8], "added": self.added[:8], "reordered": self.reordered,
                 "swapped": self.swapped, "kept": self.kept,
-                "numbers_changed": self.numbers_changed, "negation_changed": self.negation_changed}
+                "numbers_changed": self.numbers_changed, "negation_changed": self.negation_changed,
+                "names_replaced": self.names_replaced}
 
 
 def normalise(text: str) -> str:
@@ -216,7 +224,8 @@ def _chinese_words(text: str) -> list[Word]:
             # jieba keeps 不去 / 没有去 / 别买 as one verb: a negation and the verb it negates
             out.append(Word("不", True, negation=True))
             token = token[1:]
-        out.append(Word(token, not tag.startswith(ZH_FUNCTION_TAGS) and token not in ZH_POLITE))
+        content = not tag.startswith(ZH_FUNCTION_TAGS) and token not in ZH_POLITE
+        out.append(Word(token, content, name=content and tag in ZH_NAME_TAGS and len(token) > 1))
     return out
 
 
@@ -281,13 +290,23 @@ def _knowing_negations_dropped(ws: list[Word]) -> tuple[Word, ...]:
     return tuple(out)
 
 
+def _named(ws: tuple[Word, ...], raw: str) -> tuple[Word, ...]:
+    """Latin words marked as names where the raw text capitalises them inside a sentence (case is folded
+    before the words are read)."""
+    names = {m.group(1).lower() for m in _CAPITALISED.finditer(raw.strip())}
+    if not names:
+        return ws
+    return tuple(Word(w.text, w.content, w.negation, w.number, True)
+                 if w.content and not w.number and w.text in names else w for w in ws)
+
+
 @lru_cache(maxsize=4096)
 def _words(text: str) -> tuple[Word, ...]:
     # cached per text: a cached request's turns are read again by every judgement against them
-    text = normalise(text)
+    raw, text = text, normalise(text)
     if _HAN.search(text):
-        return _knowing_negations_dropped(_chinese_words(text))
-    return _knowing_negations_dropped([_english_word(t) for t in _LATIN.findall(text)])
+        return _named(_knowing_negations_dropped(_chinese_words(text)), raw)
+    return _named(_knowing_negations_dropped([_english_word(t) for t in _LATIN.findall(text)]), raw)
 
 
 def content_words(text: str) -> list[str]:
@@ -298,11 +317,16 @@ def align(cached: str, new: str) -> Alignment:
     a, b = words(cached), words(new)
     ca, cb = [w.text for w in a if w.content], [w.text for w in b if w.content]
     out = Alignment()
+    na, nb = [w.name for w in a if w.content], [w.name for w in b if w.content]
     matcher = difflib.SequenceMatcher(None, ca, cb, autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op != "equal":
             out.removed.extend(ca[i1:i2])
             out.added.extend(cb[j1:j2])
+            # a name replaced by another in the same place: another language, city or product, never a
+            # rewording (a name that only comes or goes is left to the model: "that city" / "Lisbon")
+            out.names_replaced |= op == "replace" and any(na[i1:i2]) and any(nb[j1:j2]) and \
+                not {ca[i] for i in range(i1, i2) if na[i]} & {cb[j] for j in range(j1, j2) if nb[j]}
         else:
             out.kept += i2 - i1
     if sorted(out.removed) == sorted(out.added) and out.removed:

@@ -157,3 +157,24 @@ def test_a_negated_verb_of_knowing_is_the_askers_stance_not_a_negation():
     assert not any(w.negation for w in words("我不是很清楚怎么选"))
     assert any(w.negation for w in words("I don't know why it doesn't compile"))    # the second one stays
     assert [w.text for w in words("not sure") if w.content] == []                        # "sure" is grammar
+
+
+@pytest.mark.parametrize("cached,new", [
+    ("Can you show it in Go instead?", "Can you show it in Java instead?"),
+    ("Write SQL to find duplicate rows", "Write Python to find duplicate rows"),
+    ("Plan three days in Lisbon", "Plan three days in Porto"),
+    ("换成Rust写呢？", "换成Go写呢？"),
+    ("去杭州玩三天", "去苏州玩三天"),
+])
+def test_a_name_replaced_by_another_is_vetoed(cached, new):
+    assert align(cached, new).vetoed == "names", align(cached, new)
+
+
+@pytest.mark.parametrize("cached,new", [
+    ("Plan three days in Lisbon", "Plan three days there"),          # a reference: the model reads it
+    ("Java is fine. Go is fine", "Java is fine. Go is fine, thanks"),
+    ("Compare Sony and Canon cameras", "Compare Canon and Sony cameras"),
+    ("Is Go good for servers?", "Is Go a good choice for servers?"),
+])
+def test_a_name_that_only_comes_goes_or_stays_is_not_vetoed_as_a_name(cached, new):
+    assert align(cached, new).vetoed != "names", align(cached, new)
