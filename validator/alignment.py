@@ -64,6 +64,13 @@ _NUMERAL_HEAD = re.compile(r"^([零〇一二两三四五六七八九十百千万
 # measure words: grammar after a numeral ("一个", "三款"), where the unit words (天, 元, 人) carry meaning
 ZH_CLASSIFIERS = frozenset("个 款 份 下 点 些 种 件 本 张 家 位 次 条 只 把 台 部 篇 段 句 项 套 遍 封 趟 番 顿 场 回 眼 首 道 "
                            "门 间 辆 双 杯 碗 瓶".split())
+# words that begin with 不 or 没 and negate nothing: set phrases of politeness (grammar, as 请 is) and words
+# whose sense is not "not" + the rest (不错 is "good", 不同 "different", 不少 "many")
+ZH_POLITE_NOT = ("不好意思", "不客气", "别客气", "没关系")       # removed from the text before jieba cuts it
+ZH_LEXICAL_NOT = frozenset("不错 不同 不少 不久 不断 不如 不仅 不管 不论 不然 不但 不得不 不一样 不止".split())
+# English discourse formulas with a negation in them that negate nothing in the request
+_EN_POLITE_NOT = re.compile(r"\b(?:no (?:worries|worry|problems?|rush|pressure)|never ?mind|"
+                            r"(?:it'?s )?(?:not a|no) big deal)\b")
 # verbs of knowing: a negation of one ("I don't know how to…", "not sure which…", "我不太清楚怎么…", "没懂") says
 # where the asker stands, not what the answer must leave out, so it is not a negation of the request
 EN_KNOWING = frozenset("know knew known sure understand understood idea clue certain".split())
@@ -196,6 +203,9 @@ def _chinese_words(text: str) -> list[Word]:
             continue
         if len(token) > 2 and token.endswith("一下"):       # jieba keeps 解释一下 whole: the verb and its "a bit"
             token = token[:-2]
+        if token in ZH_LEXICAL_NOT:
+            out.append(Word(token, True))
+            continue
         if token in ZH_CLASSIFIERS and out and out[-1].number:
             out.append(Word(token, False))
             continue
@@ -305,7 +315,10 @@ def _words(text: str) -> tuple[Word, ...]:
     # cached per text: a cached request's turns are read again by every judgement against them
     raw, text = text, normalise(text)
     if _HAN.search(text):
+        for phrase in ZH_POLITE_NOT:
+            text = text.replace(phrase, "，")
         return _named(_knowing_negations_dropped(_chinese_words(text)), raw)
+    text = _EN_POLITE_NOT.sub(" ", text)
     return _named(_knowing_negations_dropped([_english_word(t) for t in _LATIN.findall(text)]), raw)
 
 

@@ -130,6 +130,11 @@ NO_VETO = [
     ("你帮我看一看这段代码", "你帮我看这段代码"),
     ("我不太清楚怎么办理退款", "怎么办理退款"),
     ("你能再解释一遍吗", "你能再解释吗"),
+    ("不好意思，请问退款多久到账", "请问退款多久到账"),              # set phrases of politeness
+    ("不客气，还有个问题：怎么退货", "还有个问题：怎么退货"),
+    ("No worries, how do I get a refund?", "How do I get a refund?"),
+    ("这两款手机有什么不同", "这两款手机有什么区别"),                # 不同 is "different", not "not 同"
+    ("推荐几家不错的餐厅", "推荐几家好的餐厅"),
 ]
 STILL_VETOED = [
     ("Is one night in Kyoto enough?", "Are two nights in Kyoto enough?", "numbers"),
@@ -138,6 +143,8 @@ STILL_VETOED = [
     ("Which hotels allow pets?", "Which hotels don't allow pets?", "negation"),
     ("推荐能带宠物的酒店", "推荐不能带宠物的酒店", "negation"),
     ("我要辣的", "我不要辣的", "negation"),
+    ("Sugar, please", "No sugar, please", "negation"),
+    ("推荐错的答案", "推荐不错的答案", None),                          # 不错 is a word of its own
     ("I know which museums to skip", "I don't want to skip museums", "negation"),
 ]
 
