@@ -68,8 +68,9 @@ ZH_CLASSIFIERS = frozenset("个 款 份 下 点 些 种 件 本 张 家 位 次 
 # whose sense is not "not" + the rest (不错 is "good", 不同 "different", 不少 "many")
 ZH_POLITE_NOT = ("不好意思", "不客气", "别客气", "没关系")       # removed from the text before jieba cuts it
 ZH_LEXICAL_NOT = frozenset("不错 不同 不少 不久 不断 不如 不仅 不管 不论 不然 不但 不得不 不一样 不止".split())
-# English discourse formulas with a negation in them that negate nothing in the request
-_EN_POLITE_NOT = re.compile(r"\b(?:no (?:worries|worry|problems?|rush|pressure)|never ?mind|"
+# English discourse formulas with a negation in them that negate nothing in the request, where they open a
+# sentence or a clause ("No worries, how do I…"; not "is there no problem with…")
+_EN_POLITE_NOT = re.compile(r"(?:^|(?<=[,.;:!?]))\s*(?:no (?:worries|worry|problems?|rush|pressure)|never ?mind|"
                             r"(?:it'?s )?(?:not a|no) big deal)\b")
 # verbs of knowing: a negation of one ("I don't know how to…", "not sure which…", "我不太清楚怎么…", "没懂") says
 # where the asker stands, not what the answer must leave out, so it is not a negation of the request

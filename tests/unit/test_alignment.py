@@ -144,6 +144,7 @@ STILL_VETOED = [
     ("推荐能带宠物的酒店", "推荐不能带宠物的酒店", "negation"),
     ("我要辣的", "我不要辣的", "negation"),
     ("Sugar, please", "No sugar, please", "negation"),
+    ("Is there a problem with my code?", "Is there no problem with my code?", "negation"),   # not a formula here
     ("推荐错的答案", "推荐不错的答案", None),                          # 不错 is a word of its own
     ("I know which museums to skip", "I don't want to skip museums", "negation"),
 ]
