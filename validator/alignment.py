@@ -77,8 +77,14 @@ _EN_POLITE_NOT = re.compile(r"(?:^|(?<=[,.;:!?]))\s*(?:no (?:worries|worry|probl
 EN_KNOWING = frozenset("know knew known sure understand understood idea clue certain".split())
 ZH_KNOWING = frozenset("知道 清楚 确定 明白 懂 了解 晓得 理解".split())
 KNOWING_GAP = 2                  # words of grammar a negation may stand before its verb of knowing (不是很清楚)
+# what the asker does not know is a question ("…how to start", "…which router", 怎么办理) or nothing at all
+# ("I don't understand"); "I don't know Python" says something about the asker that the answer may depend on
+WH_WORDS = frozenset("how what what's which why where when who whom whose whether if "
+                     "怎么 怎样 怎么样 什么 哪 哪里 哪儿 哪个 哪些 为什么 为何 如何 是否 多少 几 多久 吗".split())
 # Chinese yes/no questions repeat a verb around 不 or 没 (能不能, 可不可以, 有没有): a question form, not a
 # negation; a verb doubled around 一 (看一看, 试一试) is a tentative "have a go", the verb itself
+_CLAUSE_MARKS = frozenset(",.;:!?，。；：！？、")
+_EN_CLAUSE = re.compile(r"[,;:!?]|\.(?=\s|$)")          # not the dot of 2.5, node.js or e.g
 ZH_NAME_TAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz"})     # jieba: people, places, organisations, other
 # a capitalised word that does not open a sentence is a name by its form ("in Go", "to Lisbon", "SQL")
 _CAPITALISED = re.compile(r"(?<![.!?。！？]\s)(?<![.!?。！？\n])(?<!^)(?<![A-Za-z0-9'’])([A-Z][A-Za-z0-9]*)")
@@ -292,13 +298,25 @@ def _knowing_negations_dropped(ws: list[Word]) -> tuple[Word, ...]:
     for i, w in enumerate(out):
         if not w.negation:
             continue
-        for nxt in out[i + 1:i + 2 + KNOWING_GAP]:
+        for j in range(i + 1, min(len(out), i + 2 + KNOWING_GAP)):
+            nxt = out[j]
             if nxt.text in EN_KNOWING or nxt.text in ZH_KNOWING:
-                out[i] = Word("~" + w.text, False)
+                if _asks_or_ends(out[j + 1:]):
+                    out[i] = Word("~" + w.text, False)
                 break
             if nxt.content or nxt.negation:
                 break
     return tuple(out)
+
+
+def _asks_or_ends(rest: list[Word]) -> bool:
+    """After a verb of knowing: a question word before any other content word, or nothing more to say."""
+    for w in rest:
+        if w.text in WH_WORDS or w.text in _CLAUSE_MARKS:
+            return True
+        if w.content or w.negation:
+            return False
+    return True
 
 
 def _named(ws: tuple[Word, ...], raw: str) -> tuple[Word, ...]:
@@ -320,7 +338,9 @@ def _words(text: str) -> tuple[Word, ...]:
             text = text.replace(phrase, "，")
         return _named(_knowing_negations_dropped(_chinese_words(text)), raw)
     text = _EN_POLITE_NOT.sub(" ", text)
-    return _named(_knowing_negations_dropped([_english_word(t) for t in _LATIN.findall(text)]), raw)
+    # read clause by clause: the Latin word pattern drops the punctuation that ends a clause
+    return _named(tuple(w for clause in _EN_CLAUSE.split(text)
+                        for w in _knowing_negations_dropped([_english_word(t) for t in _LATIN.findall(clause)])), raw)
 
 
 def content_words(text: str) -> list[str]:

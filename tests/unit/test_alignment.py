@@ -130,6 +130,7 @@ NO_VETO = [
     ("你帮我看一看这段代码", "你帮我看这段代码"),
     ("我不太清楚怎么办理退款", "怎么办理退款"),
     ("你能再解释一遍吗", "你能再解释吗"),
+    ("I don't understand. Explain it again", "Explain it again"),
     ("不好意思，请问退款多久到账", "请问退款多久到账"),              # set phrases of politeness
     ("不客气，还有个问题：怎么退货", "还有个问题：怎么退货"),
     ("No worries, how do I get a refund?", "How do I get a refund?"),
@@ -145,6 +146,8 @@ STILL_VETOED = [
     ("我要辣的", "我不要辣的", "negation"),
     ("Sugar, please", "No sugar, please", "negation"),
     ("Is there a problem with my code?", "Is there no problem with my code?", "negation"),   # not a formula here
+    ("I know Python, explain decorators", "I don't know Python, explain decorators", "negation"),  # not a question
+    ("我知道Python，讲讲装饰器", "我不知道Python，讲讲装饰器", "negation"),
     ("推荐错的答案", "推荐不错的答案", None),                          # 不错 is a word of its own
     ("I know which museums to skip", "I don't want to skip museums", "negation"),
 ]
