@@ -136,6 +136,7 @@ NO_VETO = [
     ("No worries, how do I get a refund?", "How do I get a refund?"),
     ("这两款手机有什么不同", "这两款手机有什么区别"),                # 不同 is "different", not "not 同"
     ("推荐几家不错的餐厅", "推荐几家好的餐厅"),
+    ("帮我写一封请假邮件好吗？", "帮我写一封请假邮件"),               # a tag question asks if the request is all right
 ]
 STILL_VETOED = [
     ("Is one night in Kyoto enough?", "Are two nights in Kyoto enough?", "numbers"),
@@ -189,3 +190,52 @@ def test_a_name_replaced_by_another_is_vetoed(cached, new):
 ])
 def test_a_name_that_only_comes_goes_or_stays_is_not_vetoed_as_a_name(cached, new):
     assert align(cached, new).vetoed != "names", align(cached, new)
+
+
+# a clause that only greets, thanks or apologises asks for nothing; the same words inside a clause that asks
+# something are content
+PHATIC = [
+    ("How do I reset my router?",
+     "Good morning! Sorry to bother you, how do I reset my router? Thanks so much, much appreciated"),
+    ("How do I reset my router? Thanks in advance!", "how do I reset my router"),
+    ("退货怎么办", "打扰了，退货怎么办？辛苦了，谢谢您！"),
+    ("请教一下，这个函数怎么写", "这个函数怎么写"),
+    ("好的，那明天呢", "那明天呢"),
+]
+PHATIC_WORDS_AS_CONTENT = [
+    ("What is a good morning routine?", "What is a morning routine?", "dropped"),
+    ("工作很辛苦怎么办", "工作怎么办", "dropped"),
+    ("Thanks to the rain, is the hike still on?", "Is the hike still on?", "dropped"),
+]
+
+
+@pytest.mark.parametrize("cached,new", PHATIC)
+def test_a_clause_of_greeting_or_thanks_is_not_a_change(cached, new):
+    assert not align(cached, new).changed and not align(new, cached).changed, align(cached, new)
+
+
+@pytest.mark.parametrize("cached,new,veto", PHATIC_WORDS_AS_CONTENT)
+def test_phatic_words_in_a_clause_that_asks_something_are_content(cached, new, veto):
+    assert align(cached, new).vetoed == veto, align(cached, new)
+
+
+# content words on one side only: the request asks for more, or for less; nothing there to be a rewording of
+ONE_SIDED = [
+    ("Give me a recipe for pancakes", "Give me a recipe for pancakes in a table", "added"),
+    ("Give me a recipe for pancakes in a table", "Give me a recipe for pancakes", "dropped"),
+    ("Explain recursion", "Explain recursion for a beginner", "added"),
+    ("推荐几家餐厅", "推荐几家安静的餐厅", "added"),
+    ("写一首关于秋天的诗", "写一首诗", "dropped"),
+]
+
+
+@pytest.mark.parametrize("cached,new,veto", ONE_SIDED)
+def test_content_words_on_one_side_only_are_vetoed(cached, new, veto):
+    assert align(cached, new).vetoed == veto, align(cached, new)
+
+
+@pytest.mark.parametrize("cached,new", [("Give me a recipe for pancakes", "Give me a recipe for waffles"),
+                                        ("How do I fix a flat tyre?", "What's the way to repair a flat tyre?"),
+                                        ("推荐几家安静的餐厅", "推荐几家清静的餐厅")])
+def test_a_replaced_word_is_left_to_the_model(cached, new):
+    assert align(cached, new).vetoed is None, align(cached, new)

@@ -105,7 +105,9 @@ def test_verdict_names_what_decided(judge):
     assert other.by == "veto:disjoint" and other.label == "modify"       # no content word in common
     thanks = judge.judge(weekend + [{"role": "user", "content": "Thanks, that helped!"}], weekend)
     assert thanks.by == "veto:disjoint" and thanks.label != "same"
-    changed = judge.judge([{"role": "user", "content": "Plan 3 relaxed days in Rome"}], cached)
+    more = judge.judge([{"role": "user", "content": "Plan 3 relaxed days in Rome"}], cached)
+    assert more.by == "veto:added" and more.label == "modify"       # asks for more: nothing it rewords
+    changed = judge.judge([{"role": "user", "content": "Organise 3 days in Rome"}], cached)
     assert changed.by == "model" and abs(sum(changed.probs.values()) - 1) < 1e-3
 
 
@@ -115,8 +117,24 @@ def test_the_same_last_message_in_another_conversation_is_another_request(judge)
     oslo = [{"role": "user", "content": "What should I see in Oslo?"}, {"role": "assistant", "content": "The fjord."},
             {"role": "user", "content": "And what about food there?"}]
     verdict = judge.judge(oslo, rome + [{"role": "assistant", "content": "Carbonara."}])
-    assert verdict.label != "same"
+    assert verdict.label != "same" and verdict.by == "veto:context_names"     # Oslo where Rome was
     assert view(oslo).context == ["What should I see in Oslo?"]
+    weather = [{"role": "user", "content": "北京今天天气怎么样"}, {"role": "assistant", "content": "晴。"},
+               {"role": "user", "content": "那明天呢？"}]
+    other_city = [{"role": "user", "content": "上海今天天气怎么样"}, {"role": "assistant", "content": "多云。"},
+                  {"role": "user", "content": "那明天呢？"}]
+    assert judge.judge(other_city, weather + [{"role": "assistant", "content": "小雨。"}]).by == "veto:context_names"
+
+
+def test_a_context_that_only_adds_a_name_is_left_to_the_model():
+    """Only a name put where another was vetoes: a context that names what the other left unnamed may be the
+    same conversation said more fully, and the model judges it."""
+    from validator.pair_judge import prejudge
+    seed = [{"role": "user", "content": "I want to visit a museum"}, {"role": "assistant", "content": "Which city?"},
+            {"role": "user", "content": "What are the opening hours?"}, {"role": "assistant", "content": "9 to 5."}]
+    probe = [{"role": "user", "content": "I want to visit a museum in Madrid"}, {"role": "assistant", "content": "OK."},
+             {"role": "user", "content": "What are the opening hours?"}]
+    assert prejudge(view(probe), view(seed)).by == "model"
 
 
 def test_the_same_words_after_another_answer_are_not_served():

@@ -112,6 +112,14 @@ def gate(rows: list[dict], idx: list[int], probs: np.ndarray, threshold: float) 
     return out
 
 
+def choose_threshold(rows: list[dict], val: list[int], val_probs: np.ndarray) -> float:
+    """The smallest p(same) that lets at most LEAK of the validation changes that reach the model through."""
+    to_model = [k for k, i in enumerate(val) if not rows[i]["_pre"] and rows[i]["label"] != "same"]
+    scores = np.sort(val_probs[to_model, 0])[::-1] if to_model else np.array([0.5])
+    allowed = int(LEAK * len(scores))
+    return float(min(0.995, max(0.5, scores[allowed] + 1e-4)))
+
+
 def report(rows: list[dict], idx: list[int], labels: list[str]) -> dict:
     """Accuracy, change recall (changes kept from `same`) and same recall: overall, by language, by source."""
     position = {i: k for k, i in enumerate(idx)}
@@ -209,10 +217,7 @@ def main() -> None:
 
     val, test = split["val"], split["test"]
     val_probs = predict(net, states, val, first)
-    to_model = [k for k, i in enumerate(val) if not rows[val[k]]["_pre"] and rows[i]["label"] != "same"]
-    scores = np.sort(val_probs[to_model, 0])[::-1] if to_model else np.array([0.5])
-    allowed = int(LEAK * len(scores))
-    threshold = float(min(0.995, max(0.5, scores[allowed] + 1e-4)))
+    threshold = choose_threshold(rows, val, val_probs)
     test_probs = predict(net, states, test, first)
     card = {
         "version": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
