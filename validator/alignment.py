@@ -58,7 +58,7 @@ ZH_POLITE = frozenset("请 麻烦 谢谢 谢啦 多谢 感谢 劳驾 帮 帮忙 
 EN_PHATIC = frozenset("""
 thank thanks thx ty cheer appreciate appreciated much lot advance many sorry apologies apologise apologize bother
 bothering trouble good morning afternoon evening day nice great hope doing well quick question btw way greeting
-dear all everyone folk guy
+dear all everyone folk guy actually anyway anyways basically honestly
 """.split())
 ZH_PHATIC = frozenset("好 好的 行 打扰 打搅 辛苦 请教 见谅 谢 谢谢您 谢谢你 感谢 感谢您 多谢 拜托 哈喽 抱歉 对不起 久等 先 在 早上好 "
                       "下午好 晚上好 早安 大家好 各位 老师好".split())
@@ -364,8 +364,11 @@ def _words(text: str) -> tuple[Word, ...]:
         return _named(tuple(w for w in read if w.text not in _CLAUSE_MARKS), raw)
     text = _EN_POLITE_NOT.sub(" ", text)
     # read clause by clause: the Latin word pattern drops the punctuation that ends a clause
-    return _named(tuple(w for clause in _EN_CLAUSE.split(text) for w in _phatic_clauses_dropped(
-        _knowing_negations_dropped([_english_word(t) for t in _LATIN.findall(clause)]), EN_PHATIC)), raw)
+    read: list[Word] = []
+    for clause in _EN_CLAUSE.split(text):
+        read.extend(_knowing_negations_dropped([_english_word(t) for t in _LATIN.findall(clause)]))
+        read.append(Word(",", False))
+    return _named(tuple(w for w in _phatic_clauses_dropped(read, EN_PHATIC) if w.text not in _CLAUSE_MARKS), raw)
 
 
 def _phatic_clauses_dropped(ws: tuple[Word, ...] | list[Word], phatic: frozenset) -> tuple[Word, ...]:
@@ -384,6 +387,8 @@ def _phatic_clauses_dropped(ws: tuple[Word, ...] | list[Word], phatic: frozenset
         if w.text in _CLAUSE_MARKS:
             close()
     close()
+    if not any(w.content for w in out):     # nothing but greetings: then the greeting is what is asked
+        return tuple(ws)
     return tuple(out)
 
 

@@ -201,17 +201,25 @@ PHATIC = [
     ("退货怎么办", "打扰了，退货怎么办？辛苦了，谢谢您！"),
     ("请教一下，这个函数怎么写", "这个函数怎么写"),
     ("好的，那明天呢", "那明天呢"),
+    ("Actually, how do I reset my router?", "How do I reset my router?"),
 ]
 PHATIC_WORDS_AS_CONTENT = [
     ("What is a good morning routine?", "What is a morning routine?", "dropped"),
     ("工作很辛苦怎么办", "工作怎么办", "dropped"),
     ("Thanks to the rain, is the hike still on?", "Is the hike still on?", "dropped"),
+    ("今天好冷，穿什么", "今天冷，穿什么", "dropped"),
 ]
 
 
 @pytest.mark.parametrize("cached,new", PHATIC)
 def test_a_clause_of_greeting_or_thanks_is_not_a_change(cached, new):
     assert not align(cached, new).changed and not align(new, cached).changed, align(cached, new)
+
+
+def test_a_turn_that_only_greets_keeps_its_greeting():
+    assert align("Good morning!", "Good afternoon!").changed
+    assert align("早上好！", "晚上好！").changed
+    assert not align("Good morning!", "good morning").changed
 
 
 @pytest.mark.parametrize("cached,new,veto", PHATIC_WORDS_AS_CONTENT)
