@@ -146,7 +146,7 @@ class Alignment:
             return "names"
         # content words only added, or only dropped: nothing on the other side for them to be a rewording of,
         # so the request asks for more or for less ("…in a table", "…for a beginner"); on the project's held-out
-        # pairs the model's p(same) does not separate these (3 of the 5 changes it let through in validation)
+        # pairs the model's p(same) does not separate these (3 of the 4 changes it let through in validation)
         if self.added and not self.removed and not self.reordered:
             return "added"
         if self.removed and not self.added and not self.reordered and not self.disjoint:
@@ -376,9 +376,8 @@ def _phatic_clauses_dropped(ws: tuple[Word, ...] | list[Word], phatic: frozenset
     out, clause = [], []
 
     def close():
-        if any(w.content for w in clause) and all(w.text in phatic for w in clause if w.content and not w.number
-                                                  and not w.negation) and not any(w.number or w.negation
-                                                                                  for w in clause):
+        content = [w for w in clause if w.content]
+        if content and all(w.text in phatic and not (w.number or w.negation) for w in content):
             clause[:] = [Word(w.text, False) for w in clause]
         out.extend(clause)
         clause.clear()
