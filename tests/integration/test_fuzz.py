@@ -235,9 +235,11 @@ def test_b6_long_messages_bypass_the_cache_quickly(client):
     assert "x-cache-id" not in response.headers and entries(client, session_id=session) == []
     started = time.monotonic()                                            # 4 MB: under the default body limit
     response = chat(client, {"model": "demo", "max_tokens": 4, "messages": [{"role": "user", "content": "a" * 4_000_000}]})
-    assert time.monotonic() - started < 10 and response.status_code < 500
+    # generous bounds: the check is that the size is refused or bypassed, not parsed for minutes; a loaded
+    # 2-core CI machine once took longer than the 10 s this used to allow
+    assert time.monotonic() - started < 60 and response.status_code < 500
     started = time.monotonic()
-    assert send(client, "GET", "/healthz").status_code == 200 and time.monotonic() - started < 1
+    assert send(client, "GET", "/healthz").status_code == 200 and time.monotonic() - started < 10
 
 
 def test_b7_impossible_dates_in_an_answer_are_written(client):
