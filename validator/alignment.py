@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from validator.key_facts import EN_SMALL, chinese_number, fold_number_forms
+from validator.typos import closed_class_correction, is_typo
 
 MAX_ALIGN_CHARS = 2000        # each turn is aligned on its first 2,000 characters: the cost is bounded
 
@@ -91,6 +92,7 @@ KNOWING_GAP = 2                  # words of grammar a negation may stand before 
 # ("I don't understand"); "I don't know Python" says something about the asker that the answer may depend on
 WH_WORDS = frozenset("how what what's which why where when who whom whose whether if "
                      "怎么 怎样 怎么样 什么 哪 哪里 哪儿 哪个 哪些 为什么 为何 如何 是否 多少 几 多久 吗".split())
+EN_CLOSED = EN_FUNCTION | EN_NEGATION | frozenset(w for w in WH_WORDS if w.isascii())   # what a slip may misspell
 # Chinese yes/no questions repeat a verb around 不 or 没 (能不能, 可不可以, 有没有): a question form, not a
 # negation; a verb doubled around 一 (看一看, 试一试) is a tentative "have a go", the verb itself
 _CLAUSE_MARKS = frozenset(",.;:!?，。；：！？、")
@@ -123,6 +125,7 @@ class Alignment:
     negation_changed: bool = False
     names_replaced: bool = False       # a name left and another came in its place ("in Go" / "in Java")
     kept: int = 0                      # content words of the cached turn found again in the new one
+    typos: int = 0                     # words found again misspelt or corrected ("shiipping" / "shipping")
 
     @property
     def disjoint(self) -> bool:
@@ -157,7 +160,7 @@ class Alignment:
         return {"removed": self.removed[:8], "added": self.added[:8], "reordered": self.reordered,
                 "swapped": self.swapped, "kept": self.kept,
                 "numbers_changed": self.numbers_changed, "negation_changed": self.negation_changed,
-                "names_replaced": self.names_replaced}
+                "names_replaced": self.names_replaced, "typos": self.typos}
 
 
 def normalise(text: str) -> str:
@@ -217,6 +220,9 @@ def _english_word(token: str) -> Word:
         return Word("not", True, negation=True)
     if token in EN_FUNCTION or not token:
         return Word(token, False)
+    corrected = closed_class_correction(token, EN_CLOSED)
+    if corrected is not None:
+        return _english_word(corrected)
     return Word(_stem(token), True)
 
 
@@ -395,6 +401,20 @@ def content_words(text: str) -> list[str]:
     return [w.text for w in words(text) if w.content]
 
 
+def _typos_dropped(gone: list[str], came: list[str]) -> tuple[list[str], list[str]]:
+    """The words of a replaced span left once each misspelt or corrected word is paired with its other
+    spelling (each word in one pair at most)."""
+    came = list(came)
+    left = []
+    for word in gone:
+        partner = next((i for i, other in enumerate(came) if is_typo(word, other)), None)
+        if partner is None:
+            left.append(word)
+        else:
+            del came[partner]
+    return left, came
+
+
 def align(cached: str, new: str) -> Alignment:
     a, b = words(cached), words(new)
     ca, cb = [w.text for w in a if w.content], [w.text for w in b if w.content]
@@ -403,8 +423,11 @@ def align(cached: str, new: str) -> Alignment:
     matcher = difflib.SequenceMatcher(None, ca, cb, autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op != "equal":
-            out.removed.extend(ca[i1:i2])
-            out.added.extend(cb[j1:j2])
+            gone, came = _typos_dropped(ca[i1:i2], cb[j1:j2])
+            out.typos += i2 - i1 - len(gone)
+            out.kept += i2 - i1 - len(gone)
+            out.removed.extend(gone)
+            out.added.extend(came)
             # a name replaced by another in the same place: another language, city or product, never a
             # rewording (a name that only comes or goes is left to the model: "that city" / "Lisbon")
             out.names_replaced |= op == "replace" and any(na[i1:i2]) and any(nb[j1:j2]) and \
