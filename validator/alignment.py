@@ -70,6 +70,8 @@ EN_NUMBER_WORDS = {**EN_SMALL, "a dozen": 12, "dozen": 12, "hundred": 100, "thou
 _CLOCK = re.compile(r"\b(\d{1,2})(?::00)?\s*([ap])\.?m\b\.?")
 _LATIN = re.compile(r"[a-z0-9]+(?:['’.][a-z0-9]+)*", re.I)
 _HAN = re.compile(r"[\u3400-\u9fff]")
+_ARROW = re.compile(r"\s*(?:->|-->|=>|→|⇒|⟶|➔)\s*")
+_HAN_DASH = re.compile(r"(?<=[\u3400-\u9fff])\s*-\s*(?=[\u3400-\u9fff])")      # not ——, the Chinese dash of a clause
 _CN_NUMBER = re.compile(r"^[零〇一二两三四五六七八九十百千万亿]+$")
 _NUMERAL_HEAD = re.compile(r"^([零〇一二两三四五六七八九十百千万亿]+|\d+(?:\.\d+)?)(.*)$")
 # measure words: grammar after a numeral ("一个", "三款"), where the unit words (天, 元, 人) carry meaning
@@ -164,8 +166,10 @@ class Alignment:
 
 
 def normalise(text: str) -> str:
-    """Width and compatibility forms folded (NFKC), lower case, curly quotes straightened."""
-    text = fold_number_forms(unicodedata.normalize("NFKC", text[:MAX_ALIGN_CHARS])).lower()
+    """Width and compatibility forms folded (NFKC), lower case, curly quotes straightened; an arrow, or a dash
+    between Chinese words (迪拜-伦敦), read as "to", so the direction it gives stays in the frame."""
+    text = fold_number_forms(unicodedata.normalize("NFKC", text[:MAX_ALIGN_CHARS]))
+    text = _HAN_DASH.sub("到", _ARROW.sub(lambda m: "到" if _HAN.search(text) else " to ", text)).lower()
     text = _A_NOT_A.sub(r"\1", _ZH_TAG_QUESTION.sub("", text))
     text = _CLOCK.sub(r"\1 \2m", text.replace("%", " percent "))     # 5pm is 5 p.m., 10% is 10 percent
     return text.replace("’", "'").replace("‘", "'")
@@ -213,6 +217,8 @@ def _english_word(token: str) -> Word:
         token = token[:-2]
     if token == "one":               # the singular article, as 一个 is: "one good way" is "a good way"
         return Word(token, False)
+    if token == "an":                 # the article's spelling follows the next word, which may have moved
+        return Word("a", False)
     number = _number(token)
     if number is not None:
         return Word(number, True, number=number)

@@ -11,6 +11,7 @@ NOT_CHANGES = [
     ("帮我规划一个3天的杭州行程，预算5000元。", "请帮我规划一下三天的杭州行程，预算五千元，谢谢！"),
     ("给我推荐两款手机", "给我推荐2款手机"),
     ("那明天呢？", "那明天呢"),
+    ("帮我写封邮件——要正式一点", "帮我写封邮件，要正式一点"),        # the Chinese dash is punctuation, not "to"
 ]
 CHANGES = [
     ("Plan a 3-day trip to Kyoto", "Plan a 4-day trip to Kyoto", "numbers"),
@@ -20,6 +21,9 @@ CHANGES = [
     ("Write SQL to find duplicate emails", "Write SQL to delete duplicate emails", None),
     ("Flights from Paris to Rome", "Flights from Rome to Paris", "roles"),
     ("从北京到上海的高铁", "从上海到北京的高铁", "roles"),
+    ("Translate Python -> Go", "Translate Go -> Python", "roles"),          # an arrow is "to"
+    ("迪拜-伦敦 周三 航班", "伦敦-迪拜 周三 航班", "roles"),                    # so is a dash between Chinese words
+    ("I need an Indonesian version of my Thai text", "I need a Thai version of my Indonesian text", "roles"),
 ]
 
 
