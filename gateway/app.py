@@ -36,7 +36,7 @@ from gateway.tracing import Tracing
 from gateway.store import CacheStore, StoreConfig, open_store
 from gateway.routing import ReplicaSet, open_backends
 from gateway.upstream import Upstream
-from validator.alignment import posseg
+from validator.alignment import align, posseg
 
 log = logging.getLogger("semcache.gateway")
 EXPIRY_SWEEP_S = 30.0
@@ -206,6 +206,7 @@ def _internal_error(_: Request, exc: Exception) -> Response:
 
 def warm_segmenter() -> None:
     posseg().lcut("预热分词器")
+    align("warm the lexicon", "wram the lexicon")       # the typo lexicon and its table of slips, built once
 
 
 # ---- app --------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from functools import lru_cache
 from validator.key_facts import EN_SMALL, chinese_number, fold_number_forms
 from validator.typos import closed_class_correction, is_typo
 
+TYPO_SPAN = 6                 # words on either side of a replaced span searched for typos
 MAX_ALIGN_CHARS = 2000        # each turn is aligned on its first 2,000 characters: the cost is bounded
 
 # English closed classes (articles, pronouns, auxiliaries and modals, prepositions, conjunctions) and the
@@ -429,7 +430,9 @@ def align(cached: str, new: str) -> Alignment:
     matcher = difflib.SequenceMatcher(None, ca, cb, autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op != "equal":
-            gone, came = _typos_dropped(ca[i1:i2], cb[j1:j2])
+            # a slip is local: only short replaced spans are searched for one (bounded work on any text)
+            gone, came = _typos_dropped(ca[i1:i2], cb[j1:j2]) if max(i2 - i1, j2 - j1) <= TYPO_SPAN \
+                else (ca[i1:i2], cb[j1:j2])
             out.typos += i2 - i1 - len(gone)
             out.kept += i2 - i1 - len(gone)
             out.removed.extend(gone)

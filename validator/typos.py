@@ -76,9 +76,23 @@ def closed_class_correction(token: str, closed: frozenset[str]) -> str | None:
     return _closed_correction(token, closed)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=8)
+def _slips(closed: frozenset[str]) -> dict[str, str | None]:
+    """Every non-word one key pressed twice, missed or swapped away from a grammar word (the first letter
+    kept), to that word; None where two words share a slip. Built once, so reading a turn is a lookup."""
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    out: dict[str, str | None] = {}
+    for word in sorted(w for w in closed if _WORD.match(w) and known(w)):
+        forms = {word[:i] + word[i + 1:] for i in range(1, len(word))}
+        forms |= {word[:i] + word[i + 1] + word[i] + word[i + 2:] for i in range(1, len(word) - 1)}
+        forms |= {word[:i] + c + word[i:] for i in range(1, len(word) + 1) for c in letters}
+        for form in forms:
+            if form != word and min(len(form), len(word)) >= MIN_LENGTH and not known(form):
+                out[form] = word if out.get(form, word) == word else None
+    return out
+
+
 def _closed_correction(token: str, closed: frozenset[str]) -> str | None:
     # no substitutions here: a rare word outside the lexicon is often one letter off a grammar word ("kindle",
     # "kindly"), while a key pressed twice, missed or swapped rarely makes a real word
-    found = [word for word in closed if is_typo(word, token) and (len(word) != len(token) or sorted(word) == sorted(token))]
-    return found[0] if len(found) == 1 else None        # two readings: not a correction
+    return _slips(closed).get(token)
