@@ -100,6 +100,14 @@ EN_CLOSED = EN_FUNCTION | EN_NEGATION | frozenset(w for w in WH_WORDS if w.isasc
 # negation; a verb doubled around 一 (看一看, 试一试) is a tentative "have a go", the verb itself
 _CLAUSE_MARKS = frozenset(",.;:!?，。；：！？、")
 _EN_CLAUSE = re.compile(r"[,;:!?]|\.(?=\s|$)")          # not the dot of 2.5, node.js or e.g
+# grammatical person of the personal pronouns: "who are you" / "who am I", 你是谁 / 我是谁 and "send it to him" /
+# "…to her" keep every content word but ask about someone else; singular and plural of a person are one
+# ("can I" / "can we"), and "it" / 它 are left out (mostly dummy subjects)
+PERSONS = {**{w: "1" for w in "i me my mine myself we us our ours ourselves 我 我们 咱 咱们 俺 俺们".split()},
+           **{w: "2" for w in "you your yours yourself yourselves u ur 你 您 你们 妳".split()},
+           **{w: "3m" for w in "he him his himself 他 他们".split()},
+           **{w: "3f" for w in "she her hers herself 她 她们".split()},
+           **{w: "3p" for w in "they them their theirs themselves".split()}}
 ZH_NAME_TAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz"})     # jieba: people, places, organisations, other
 # a capitalised word that does not open a sentence is a name by its form ("in Go", "to Lisbon", "SQL")
 _CAPITALISED = re.compile(r"(?<![.!?。！？]\s)(?<![.!?。！？\n])(?<!^)(?<![A-Za-z0-9'’])([A-Z][A-Za-z0-9]*)")
@@ -127,6 +135,7 @@ class Alignment:
     numbers_changed: bool = False
     negation_changed: bool = False
     names_replaced: bool = False       # a name left and another came in its place ("in Go" / "in Java")
+    persons_changed: bool = False      # a pronoun replaced by one of another person (see _persons_replaced)
     kept: int = 0                      # content words of the cached turn found again in the new one
     typos: int = 0                     # words found again misspelt or corrected ("shiipping" / "shipping")
 
@@ -137,7 +146,8 @@ class Alignment:
 
     @property
     def changed(self) -> bool:
-        return bool(self.removed or self.added or self.reordered or self.numbers_changed or self.negation_changed)
+        return bool(self.removed or self.added or self.reordered or self.numbers_changed or self.negation_changed
+                    or self.persons_changed)
 
     @property
     def vetoed(self) -> str | None:
@@ -150,6 +160,11 @@ class Alignment:
             return "roles"
         if self.names_replaced and not self.disjoint:     # nothing kept at all says more: disjoint
             return "names"
+        # only the person changed ("who are you" / "who am I"): no same pair of the project's is like that,
+        # while with content words reworded a pronoun often comes with the frame ("how do I" / "can you"),
+        # and those go to the model
+        if self.persons_changed and not (self.removed or self.added or self.reordered):
+            return "persons"
         # content words only added, or only dropped: nothing on the other side for them to be a rewording of,
         # so the request asks for more or for less ("…in a table", "…for a beginner"); on the project's held-out
         # pairs the model's p(same) does not separate these (3 of the 4 changes it let through in validation)
@@ -163,7 +178,7 @@ class Alignment:
         return {"removed": self.removed[:8], "added": self.added[:8], "reordered": self.reordered,
                 "swapped": self.swapped, "kept": self.kept,
                 "numbers_changed": self.numbers_changed, "negation_changed": self.negation_changed,
-                "names_replaced": self.names_replaced, "typos": self.typos}
+                "names_replaced": self.names_replaced, "persons_changed": self.persons_changed, "typos": self.typos}
 
 
 def normalise(text: str) -> str:
@@ -322,6 +337,43 @@ def _roles_swapped(a: tuple[Word, ...], b: tuple[Word, ...]) -> bool:
     return False
 
 
+_ATTRIBUTIVE = frozenset("的 之".split())    # 外套的订单 / 订单的外套: one thing named from either end
+
+
+def _pairs_across(ws: tuple[Word, ...]) -> set[tuple[str, str, str]]:
+    """(X, link, Y) for two content words joined by one word that is not a coordinator: "Paris to Rome",
+    机场到市区 (到 is a verb to jieba), 猫比狗, "Lakers beat Celtics"."""
+    return {(x.text, link.text, y.text) for x, link, y in zip(ws, ws[1:], ws[2:])
+            if x.content and y.content and x.text != y.text
+            and link.text not in COORDINATORS and link.text not in _CLAUSE_MARKS and link.text not in _ATTRIBUTIVE}
+
+
+def _linked_pair_swapped(a: tuple[Word, ...], b: tuple[Word, ...]) -> bool:
+    """Two content words exchanged around the word that links them, whatever else changed ("after landing, the
+    airport to downtown" / "on the way back, downtown to the airport"): the frame test (_roles_swapped) needs the
+    rest unchanged."""
+    before, after = _pairs_across(a), _pairs_across(b)
+    # a pair found both ways on one side (lists, tables of numbers) says nothing about order
+    return any((y, link, x) in after and (x, link, y) not in after and (y, link, x) not in before
+               for x, link, y in before)
+
+
+def _persons_replaced(a: tuple[Word, ...], b: tuple[Word, ...]) -> bool:
+    """A pronoun replaced, in place, by a pronoun of another person: the request is about someone else. A
+    pronoun that only comes or goes with a request frame ("Can you tell me…" / "I'd like to know…") is not:
+    each side of a replaced span must hold a person the other lacks."""
+    ta, tb = [w.text for w in a], [w.text for w in b]
+    if not any(t in PERSONS for t in ta) or not any(t in PERSONS for t in tb):
+        return False
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes():
+        if op == "replace":
+            pa = {PERSONS[t] for t in ta[i1:i2] if t in PERSONS}
+            pb = {PERSONS[t] for t in tb[j1:j2] if t in PERSONS}
+            if pa - pb and pb - pa:
+                return True
+    return False
+
+
 def words(text: str) -> list[Word]:
     """The words of a turn, in order: jieba where it holds Chinese, the Latin word pattern elsewhere."""
     return list(_words(text[:MAX_ALIGN_CHARS]))
@@ -451,4 +503,6 @@ def align(cached: str, new: str) -> Alignment:
     out.numbers_changed = sorted(w.number for w in a if w.number and w.number != "1") != \
         sorted(w.number for w in b if w.number and w.number != "1")
     out.negation_changed = sum(w.negation for w in a) != sum(w.negation for w in b)
+    out.persons_changed = _persons_replaced(a, b)
+    out.swapped = out.swapped or _linked_pair_swapped(a, b)
     return out
