@@ -61,6 +61,7 @@ def main() -> None:
     parser.add_argument("--thresholds", type=float, nargs="+", default=[0.9, 0.95, 0.97, 0.98, 0.99, 0.995])
     parser.add_argument("--backend", nargs="+", choices=("onnx", "bf16"), default=["onnx"],
                         help="how the judge runs; several: each over the same pairs, and how often they disagree")
+    parser.add_argument("--source", nargs="+", help="only the pairs of these sources (build_pairs.py's names)")
     args = parser.parse_args()
     models = default_data_dir() / "models"
     e5 = resolve_encoder_dir("e5-small", models_dir=models)[0]
@@ -69,7 +70,7 @@ def main() -> None:
     shipped = float(card()["same_threshold"])
     rows = build()
     for split, backend in [(s, b) for s in args.split for b in args.backend]:
-        chosen = [r for r in rows if r["split"] == split]
+        chosen = [r for r in rows if r["split"] == split and (not args.source or r["source"] in args.source)]
         started = time.perf_counter()
         scored, settled = model_scores(judges[backend], chosen)
         took = time.perf_counter() - started
