@@ -292,3 +292,22 @@ def test_two_words_exchanged_around_their_link_are_vetoed_whatever_else_changed(
 ])
 def test_attributive_coordinated_and_repeated_pairs_are_not_a_swap(cached, new):
     assert align(cached, new).vetoed != "roles"
+
+
+@pytest.mark.parametrize("cached,new", [
+    ("Can I change my seat after I have checked in online?", "Can I change my seat before I have checked in online?"),
+    ("and to yen?", "and from yen?"),
+    ("How do we get there from the airport?", "How do we get to the airport from there?"),
+    ("Is the fee above the limit?", "Is the fee below the limit?"),
+])
+def test_a_preposition_of_the_other_direction_alone_is_another_request(cached, new):
+    result = align(cached, new)
+    assert result.direction_changed and result.vetoed == "direction", result
+
+
+@pytest.mark.parametrize("cached,new", [
+    ("Translate it Vietnamese to Turkish", "Translate it from Vietnamese into Turkish"),   # both say "to"
+    ("Sorry to bother you. Weather for Dubai?", "Weather for Dubai?"),                        # a frame's "to"
+])
+def test_a_preposition_that_keeps_its_direction_is_not_vetoed(cached, new):
+    assert align(cached, new).vetoed != "direction"
