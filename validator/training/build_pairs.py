@@ -36,7 +36,7 @@ sys.path.insert(0, str(HERE.parents[1]))
 sys.path.insert(0, str(HERE))
 
 GENERATORS = (("scenario_grammar", "gen_scenarios", 7), ("dialogue_sim", "gen_dialogues", 11),
-              ("corpus_edits", "gen_corpus_edits", 5))
+              ("corpus_edits", "gen_corpus_edits", 5), ("written", "gen_written", 23))
 
 
 def split_of(source: str, group: str) -> str:

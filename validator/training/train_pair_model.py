@@ -149,6 +149,9 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="train on at most this many pairs (a quick check)")
     parser.add_argument("--with-rewordings", action="store_true",
                         help="add gen_rewordings.py's pairs (tried 2026-12-01, not shipped: docs/validator.md)")
+    parser.add_argument("--written-repeat", type=int, default=2,
+                        help="each epoch sees the hand-written pairs this many times (they are few, and the only "
+                             "natural rewordings)")
     args = parser.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(os.cpu_count() or 2)
@@ -193,7 +196,7 @@ def main() -> None:
     optimizer = torch.optim.AdamW([{"params": list(net.layers[first:].parameters()), "lr": 8e-5},
                                    {"params": list(net.head.parameters()), "lr": 1e-3}], weight_decay=0.01)
     y = torch.tensor([LABELS.index(r["label"]) for r in rows])
-    train = split["train"]
+    train = split["train"] + [i for i in split["train"] if rows[i]["source"] == "written"] * (args.written_repeat - 1)
     steps = args.epochs * ((len(train) + BATCH - 1) // BATCH)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / 100) * max(0.0, 1 - s / steps))
     step = 0
@@ -226,7 +229,7 @@ def main() -> None:
         "data": {"pairs": len(rows), "by_source": dict(Counter(r["source"] for r in rows)),
                  "by_split": dict(Counter(r["split"] for r in rows)),
                  "by_label": dict(Counter(r["label"] for r in rows)), "by_lang": dict(Counter(r["lang"] for r in rows))},
-        "epochs": args.epochs, "train_seconds": round(time.time() - started),
+        "epochs": args.epochs, "written_repeat": args.written_repeat, "train_seconds": round(time.time() - started),
         "validation": report(rows, val, gate(rows, val, val_probs, threshold)),
         "test": report(rows, test, gate(rows, test, test_probs, threshold)),
     }
