@@ -74,7 +74,9 @@ def test_miss_is_written_then_a_paraphrase_hits(cache_gateway):
     headers, _ = chat(cache_gateway, user("Tell me the capital of France and what it is famous for."), session)
     assert headers["x-cache"] != "HIT"
     wait_state(cache_gateway, cache_id, "ready")
-    headers, hit = chat(cache_gateway, user("Which city is the capital of France, and what is it famous for?"),
+    # a rewording in form and grammar, which alignment settles without the pair model: this test is about the
+    # entry's life (pending, ready, served, counted), not about where the model's threshold falls
+    headers, hit = chat(cache_gateway, user("So what's the capital of France, and what's it famous for?"),
                         session)
     assert headers["x-cache"] == "HIT", headers["x-cache-reason"]
     assert headers["x-cache-id"] == cache_id and headers["x-cache-reason"] == "accept"
