@@ -225,7 +225,7 @@ def create_app(settings: Settings | None = None, upstream: Upstream | ReplicaSet
             settings.breaker_failures, settings.breaker_cooldown_s, settings.hit_sampled_requests,
             PromotionConfig(settings.promotion, settings.promotion_min_sessions,
                             settings.promotion_answer_similarity),
-            encoder_backend=settings.encoder_backend)
+            encoder_backend=settings.encoder_backend, gate_k=settings.gate_k)
         if isinstance(upstream, Upstream):
             app.state.upstream = ReplicaSet([(upstream, 1.0)], metrics=app.state.metrics)
         else:

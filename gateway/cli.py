@@ -357,7 +357,8 @@ def cmd_warmup(args) -> int:
         store = open_cache_store(settings)
         cache = SemanticCache.build(store, GatewayMetrics(), settings.embedding_model, settings.model_dir,
                                     settings.risk_policy, settings.search_k, settings.duplicate_window_s,
-            settings.cache_mode, settings.thresholds, encoder_backend=settings.encoder_backend)
+            settings.cache_mode, settings.thresholds, encoder_backend=settings.encoder_backend,
+            gate_k=settings.gate_k)
         with _bar(args, "warm-up", "entries") as bar:
             results = warm_all(cache.pipeline, items, progress=bar)
         store.close()

@@ -136,7 +136,7 @@ class DecisionPipeline:
     def __init__(self, store: CacheStore, fingerprinter: Fingerprinter, intent: PairJudge,
                  validator: KeyFactValidator | None = None, policies: RiskPolicy | None = None, search_k: int = 5,
                  duplicate_window_s: float = 2.0, mode: str = "semantic", allow_sampled_hits: bool = True,
-                 promotion: PromotionConfig | None = None):
+                 promotion: PromotionConfig | None = None, gate_k: int = 3):
         self.store = store
         self.fingerprinter = fingerprinter
         self.intent = intent
@@ -144,6 +144,7 @@ class DecisionPipeline:
         self.extractor = self.validator.extractor
         self.policies = policies or RiskPolicy.load()
         self.search_k = search_k
+        self.gate_k = max(1, gate_k)          # agreeing candidates judged before the decision falls back
         self.duplicate_window_s = duplicate_window_s
         self.mode = mode
         self.allow_sampled_hits = allow_sampled_hits
@@ -239,18 +240,14 @@ class DecisionPipeline:
                 return Decision(outcome, "entities:conflict", score=score, entry=entry, gates=gates, **base)
             return Decision("MISS", "band:miss" if hits else "no_candidate",
                             score=max(s for _, s in hits) if hits else None, gates=gates, **base)
-        entry, score = agree[0]
-        policy = pair[entry["cache_id"]]
-        other_domain = entry.get("intent_domain") != fp.tags.intent_domain
-        if other_domain:
-            gates["policy"] = policy.domain
-        downgrade = self._downgrade(req, entry)
         if req.in_conversation and is_refinement(current):
             # "more", "continue", "再详细点": an instruction on the last answer; repeated, it asks for more
-            return Decision(downgrade, "intent:refine", score=score, entry=entry, gates=gates, **base)
+            entry, score = agree[0]
+            return Decision(self._downgrade(req, entry), "intent:refine", score=score, entry=entry, gates=gates,
+                            **base)
         with watch("gates"):
-            gates["band"] = "accept" if score >= policy.accept else "candidate"
-            failed = self.gate(req, entry, policy, gates, other_domain=other_domain)
+            entry, score, failed, gates = self._gate_candidates(req, agree[:self.gate_k], pair, fp, gates)
+        downgrade = self._downgrade(req, entry)
         if failed is not None:
             # a gate's doubt is not the entry's fault: only users' evidence (feedback, regenerate, "that's
             # wrong") lowers an entry's feedback score, never a near-miss
@@ -258,6 +255,28 @@ class DecisionPipeline:
             return Decision("MISS" if other_task else downgrade, failed, score=score, entry=entry, gates=gates,
                             **base)
         return Decision("HIT", "accept", score=score, entry=entry, gates=gates, **base)
+
+    def _gate_candidates(self, req: CacheRequest, agree: list, pair: dict, fp, shared: dict):
+        """The hit gates on the agreeing candidates, nearest first, up to the first that passes: (entry, score,
+        failing reason or None, gates). A session holds its paraphrases as entries of their own, and the nearest
+        one's doubt says nothing of the next; when none passes, the nearest one's failure is the decision's."""
+        tried = []
+        for entry, score in agree:
+            policy = pair[entry["cache_id"]]
+            other_domain = entry.get("intent_domain") != fp.tags.intent_domain
+            gates = dict(shared)
+            if other_domain:
+                gates["policy"] = policy.domain
+            gates["band"] = "accept" if score >= policy.accept else "candidate"
+            failed = self.gate(req, entry, policy, gates, other_domain=other_domain)
+            tried.append((entry, score, failed, gates))
+            if failed is None:
+                break
+        entry, score, failed, gates = tried[-1] if tried[-1][2] is None else tried[0]
+        if len(tried) > 1:
+            gates["tried"] = [{"cache_id": e["cache_id"], "score": round(s, 4), "reason": f or "accept"}
+                              for e, s, f, _ in tried]
+        return entry, score, failed, gates
 
     def gate(self, req: CacheRequest, entry: dict, policy, gates: dict, other_domain: bool = False) -> str | None:
         """The hit gates on one candidate (the pair judge, the domain's direct-hit rule, the key-fact

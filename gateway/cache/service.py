@@ -80,7 +80,8 @@ class SemanticCache:
               thresholds: dict[str, dict[str, float]] | None = None,
               encoder_threads: int | None = None, breaker_failures: int = 3,
               breaker_cooldown_s: float = 5.0, allow_sampled_hits: bool = True,
-              promotion: PromotionConfig | None = None, encoder_backend: str = "auto") -> "SemanticCache":
+              promotion: PromotionConfig | None = None, encoder_backend: str = "auto",
+              gate_k: int = 3) -> "SemanticCache":
         """Loads the encoder and the classifier (seconds): call it from a worker thread."""
         fingerprinter, judge, policies = load_gates(embedding_model, models_dir, risk_policy, thresholds,
                                                     encoder_threads, encoder_backend)
@@ -90,7 +91,7 @@ class SemanticCache:
         pipeline = DecisionPipeline(store, fingerprinter, judge,
                                     policies=policies, search_k=search_k,
                                     duplicate_window_s=duplicate_window_s, mode=mode,
-                                    allow_sampled_hits=allow_sampled_hits, promotion=promotion)
+                                    allow_sampled_hits=allow_sampled_hits, promotion=promotion, gate_k=gate_k)
         return cls(pipeline, metrics, CircuitBreaker(breaker_failures, breaker_cooldown_s))
 
     async def decide(self, req: CacheRequest) -> Decision:

@@ -120,7 +120,7 @@ def run_in_process(cases: list[dict], settings, progress=None) -> list[dict]:
                                     settings.risk_policy, settings.search_k, settings.duplicate_window_s,
                                     settings.cache_mode, settings.thresholds, settings.encoder_threads or None,
                                     allow_sampled_hits=settings.hit_sampled_requests,
-                                    encoder_backend=settings.encoder_backend)
+                                    encoder_backend=settings.encoder_backend, gate_k=settings.gate_k)
         pipeline = cache.pipeline
         # the first decision loads and warms the models: not one of the measured ones
         warm_req = CacheRequest("eval-warm-up", "warm-up", [{"role": "user", "content": "hello there"}])

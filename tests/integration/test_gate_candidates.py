@@ -1,0 +1,74 @@
+"""The hit gates run on the agreeing candidates nearest first, up to `gate_k`, until one passes: a session keeps
+each paraphrase it asked as an entry of its own, and a request can be a `modify` of the nearest one and the
+`same` as the next (found when a slow CI runner had a paraphrase's own answer ready and nearer than the entry
+the test meant).
+
+In process: the real pipeline (prepared models) over a fresh SQLite store."""
+from gateway.cache import CacheRequest
+from validator.pair_judge import Verdict
+
+FIRST = "What is the capital of France and what is it famous for?"
+REWORDED = "Tell me the capital of France and what it is famous for."
+PROBE = "So what's the capital of France, and what's it famous for?"
+
+
+def user(text):
+    return [{"role": "user", "content": text}]
+
+
+def two_entries(pipeline, session="s1"):
+    first, _ = pipeline.warm(CacheRequest("acme", session, user(FIRST)),
+                             "Paris. It is famous for the Eiffel Tower and the Louvre.", "session")
+    reworded, _ = pipeline.warm(CacheRequest("acme", session, user(REWORDED)),
+                                "The capital is Paris, famous for art, food and the Eiffel Tower.", "session")
+    return first, reworded
+
+
+def test_a_paraphrase_entry_nearer_than_the_match_does_not_hide_it(pipeline):
+    first, reworded = two_entries(pipeline)
+    decision = pipeline.decide(CacheRequest("acme", "s1", user(PROBE), store=False))
+    assert decision.outcome == "HIT", decision.reason
+    assert decision.entry["cache_id"] == first
+    tried = decision.gates.get("tried")
+    if tried:   # the nearer rewording was judged first and turned down; the record says so
+        assert [t["cache_id"] for t in tried] == [reworded, first]
+        assert tried[0]["reason"] != "accept" and tried[-1]["reason"] == "accept"
+        assert tried[0]["score"] >= tried[1]["score"]
+
+
+def test_the_nearest_failure_is_the_decision_when_none_passes(pipeline, monkeypatch):
+    two_entries(pipeline, "s2")
+    seen = []
+
+    def doubtful(messages, cached):
+        seen.append(cached[-2]["content"])
+        return Verdict("modify", {"same": 0.2, "modify": 0.7, "switch": 0.1}, "model")
+
+    monkeypatch.setattr(pipeline.intent, "judge", doubtful)
+    decision = pipeline.decide(CacheRequest("acme", "s2", user(PROBE), store=False))
+    assert decision.outcome == "PARTIAL" and decision.reason == "intent:modify"
+    assert sorted(seen) == sorted([FIRST, REWORDED])
+    tried = decision.gates["tried"]
+    assert decision.entry["cache_id"] == tried[0]["cache_id"]
+    assert round(decision.score, 4) == max(t["score"] for t in tried)
+
+
+def test_only_gate_k_candidates_are_judged(pipeline, monkeypatch):
+    first, reworded = two_entries(pipeline, "s3")
+    calls = []
+
+    def nearest_doubted(messages, cached):
+        calls.append(cached[-2]["content"])
+        label = "modify" if len(calls) == 1 else "same"
+        return Verdict(label, {"same": 0.99 if label == "same" else 0.1, "modify": 0.1, "switch": 0.0}, "model")
+
+    monkeypatch.setattr(pipeline.intent, "judge", nearest_doubted)
+    pipeline.gate_k = 1
+    decision = pipeline.decide(CacheRequest("acme", "s3", user(PROBE), store=False))
+    assert decision.reason == "intent:modify" and len(calls) == 1 and "tried" not in decision.gates
+    calls.clear()
+    pipeline.gate_k = 2
+    decision = pipeline.decide(CacheRequest("acme", "s3", user(PROBE), store=False))
+    assert decision.outcome == "HIT" and len(calls) == 2
+    assert decision.entry["cache_id"] in (first, reworded) and decision.entry["cache_id"] != \
+        decision.gates["tried"][0]["cache_id"]
