@@ -123,7 +123,7 @@ class Settings(BaseSettings):
     promotion_answer_similarity: float = Field(0.93, ge=-1, le=1, description="the least cosine similarity of "
                                                "two answers that agree (their key facts must also be equal)")
     search_k: int = Field(5, description="candidates fetched from the index per request")
-    gate_k: int = Field(3, ge=1, description="agreeing candidates put through the hit gates, nearest first, "
+    gate_k: int = Field(2, ge=1, description="agreeing candidates put through the hit gates, nearest first, "
                         "until one passes (a session keeps its paraphrases as entries of their own)")
     duplicate_window_s: float = Field(2.0, description="the same messages again within this time are a retry "
                                                        "(served the answer just given), later a regenerate")

@@ -136,7 +136,7 @@ class DecisionPipeline:
     def __init__(self, store: CacheStore, fingerprinter: Fingerprinter, intent: PairJudge,
                  validator: KeyFactValidator | None = None, policies: RiskPolicy | None = None, search_k: int = 5,
                  duplicate_window_s: float = 2.0, mode: str = "semantic", allow_sampled_hits: bool = True,
-                 promotion: PromotionConfig | None = None, gate_k: int = 3):
+                 promotion: PromotionConfig | None = None, gate_k: int = 2):
         self.store = store
         self.fingerprinter = fingerprinter
         self.intent = intent

@@ -81,7 +81,7 @@ class SemanticCache:
               encoder_threads: int | None = None, breaker_failures: int = 3,
               breaker_cooldown_s: float = 5.0, allow_sampled_hits: bool = True,
               promotion: PromotionConfig | None = None, encoder_backend: str = "auto",
-              gate_k: int = 3) -> "SemanticCache":
+              gate_k: int = 2) -> "SemanticCache":
         """Loads the encoder and the classifier (seconds): call it from a worker thread."""
         fingerprinter, judge, policies = load_gates(embedding_model, models_dir, risk_policy, thresholds,
                                                     encoder_threads, encoder_backend)
