@@ -148,6 +148,7 @@ class ChatTurn:
     def decided(self, decision: Decision) -> None:
         self.reason = decision.reason
         self.domain = decision.fingerprint.tags.intent_domain if decision.fingerprint is not None else None
+        self.metrics.gated(decision.gates)
 
     def first_byte_out(self, outcome: str) -> None:
         if not self.first_byte:

@@ -55,6 +55,10 @@ class GatewayMetrics:
         self.index_catch_up = Counter("semcache_index_catch_up_changes", "Index entries added or removed by the catch-up replay (events that never arrived, e.g. during a Redis outage), by action", ["action"], registry=r)
         self.rejected = Counter("semcache_rejected_requests", "Requests rejected before forwarding, by status",
                                 ["status"], registry=r)
+        self.gate_candidates = Counter("semcache_gate_candidates", "Decisions whose hit gates judged more than "
+                                       "the nearest agreeing candidate (gate_k), by result: later (a later one "
+                                       "passed) or none (none passed: the nearest one's failure decided)",
+                                       ["result"], registry=r)
         self.early_forwards = Counter("semcache_early_forwards", "Requests sent to the backend before the "
                                       "decision (backend_early_forward), by what became of them: used (the "
                                       "request was forwarded) or cancelled (a HIT answered it)", ["result"],
@@ -128,6 +132,12 @@ class GatewayMetrics:
         reason, domain = reason_label(reason), domain_label(domain)
         self.decisions.labels(outcome, reason, domain, self.tenant(tenant)).inc()
         self.timeline.decided(outcome, reason, domain, latency_s)
+
+    def gated(self, gates: dict | None) -> None:
+        """A decision's `gates.tried` (present only when more than one candidate was judged)."""
+        tried = (gates or {}).get("tried")
+        if tried:
+            self.gate_candidates.labels("later" if tried[-1].get("reason") == "accept" else "none").inc()
 
     def polluted(self, kind: str, source: str, domain: str | None = None) -> None:
         self.pollution.inc()

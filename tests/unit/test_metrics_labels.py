@@ -50,3 +50,18 @@ def test_pollution_is_counted_in_total_and_by_kind():
     assert metrics.rates()["cache_pollution"] == 2
     kinds = {(r["kind"], r["source"]) for r in samples(metrics, "semcache_pollution_signals_total")}
     assert kinds == {("regenerate", "implicit"), ("negative", "explicit")}
+
+
+def test_gate_candidates_count_only_decisions_that_judged_more_than_one():
+    metrics = GatewayMetrics()
+    metrics.gated({"band": "accept", "intent": "same"})          # one candidate: nothing to count
+    metrics.gated(None)
+    metrics.gated({"tried": [{"cache_id": "a", "score": 0.98, "reason": "intent:modify"},
+                             {"cache_id": "b", "score": 0.97, "reason": "accept"}]})
+    metrics.gated({"tried": [{"cache_id": "a", "score": 0.98, "reason": "intent:modify"},
+                             {"cache_id": "b", "score": 0.97, "reason": "validator:number"}]})
+    metrics.gated({"tried": [{"cache_id": "a", "score": 0.98, "reason": "intent:switch"},
+                             {"cache_id": "b", "score": 0.96, "reason": "intent:modify"}]})
+    counts = {tuple(s.labels.values()): s.value for m in metrics.registry.collect() for s in m.samples
+              if s.name == "semcache_gate_candidates_total"}
+    assert counts == {("later",): 1.0, ("none",): 2.0}
