@@ -261,6 +261,7 @@ class DecisionPipeline:
         failing reason or None, gates). A session holds its paraphrases as entries of their own, and the nearest
         one's doubt says nothing of the next; when none passes, the nearest one's failure is the decision's."""
         tried = []
+        direct = self.policies.policy(fp.tags.intent_domain).allow_direct_hit
         for entry, score in agree:
             policy = pair[entry["cache_id"]]
             other_domain = entry.get("intent_domain") != fp.tags.intent_domain
@@ -270,7 +271,8 @@ class DecisionPipeline:
             gates["band"] = "accept" if score >= policy.accept else "candidate"
             failed = self.gate(req, entry, policy, gates, other_domain=other_domain)
             tried.append((entry, score, failed, gates))
-            if failed is None:
+            # the request's own domain serves no stored answer: every pair policy is at least as strict
+            if failed is None or (failed == "policy:no_direct_hit" and not direct):
                 break
         entry, score, failed, gates = tried[-1] if tried[-1][2] is None else tried[0]
         if len(tried) > 1:

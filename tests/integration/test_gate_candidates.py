@@ -72,3 +72,19 @@ def test_only_gate_k_candidates_are_judged(pipeline, monkeypatch):
     assert decision.outcome == "HIT" and len(calls) == 2
     assert decision.entry["cache_id"] in (first, reworded) and decision.entry["cache_id"] != \
         decision.gates["tried"][0]["cache_id"]
+
+
+def test_a_domain_without_direct_hits_judges_one_candidate(pipeline, monkeypatch):
+    two_entries(pipeline, "s4")
+    calls = []
+
+    def same(messages, cached):
+        calls.append(cached[-2]["content"])
+        return Verdict("same", {"same": 1.0, "modify": 0.0, "switch": 0.0}, "alignment")
+
+    monkeypatch.setattr(pipeline.intent, "judge", same)
+    for table in [pipeline.policies.default, *pipeline.policies.domains.values()]:
+        monkeypatch.setitem(table, "allow_direct_hit", False)
+    decision = pipeline.decide(CacheRequest("acme", "s4", user(PROBE), store=False))
+    # no candidate could pass (every pair policy is at least as strict as the request's): one is enough
+    assert decision.reason == "policy:no_direct_hit" and len(calls) == 1 and "tried" not in decision.gates
