@@ -28,7 +28,7 @@ from gateway.tracing import Tracing
 from validator import KeyFactValidator, RiskPolicy
 from validator.key_facts import message_text
 from validator.pii import pii_kinds
-from validator.risk_policy import stricter
+from validator.risk_policy import Policy, stricter
 from validator.pair_judge import PairJudge
 
 log = logging.getLogger("semcache.decision")
@@ -246,7 +246,7 @@ class DecisionPipeline:
             return Decision(self._downgrade(req, entry), "intent:refine", score=score, entry=entry, gates=gates,
                             **base)
         with watch("gates"):
-            entry, score, failed, gates = self._gate_candidates(req, agree[:self.gate_k], pair, fp, gates)
+            entry, score, failed, gates = self._gate_candidates(req, agree[:self.gate_k], pair, policy, gates)
         downgrade = self._downgrade(req, entry)
         if failed is not None:
             # a gate's doubt is not the entry's fault: only users' evidence (feedback, regenerate, "that's
@@ -256,15 +256,15 @@ class DecisionPipeline:
                             **base)
         return Decision("HIT", "accept", score=score, entry=entry, gates=gates, **base)
 
-    def _gate_candidates(self, req: CacheRequest, agree: list, pair: dict, fp, shared: dict):
+    def _gate_candidates(self, req: CacheRequest, agree: list, pair: dict, own: Policy, shared: dict):
         """The hit gates on the agreeing candidates, nearest first, up to the first that passes: (entry, score,
         failing reason or None, gates). A session holds its paraphrases as entries of their own, and the nearest
-        one's doubt says nothing of the next; when none passes, the nearest one's failure is the decision's."""
+        one's doubt says nothing of the next; when none passes, the nearest one's failure is the decision's.
+        `own`: the policy of the request's own domain."""
         tried = []
-        direct = self.policies.policy(fp.tags.intent_domain).allow_direct_hit
         for entry, score in agree:
             policy = pair[entry["cache_id"]]
-            other_domain = entry.get("intent_domain") != fp.tags.intent_domain
+            other_domain = entry.get("intent_domain") != own.domain
             gates = dict(shared)
             if other_domain:
                 gates["policy"] = policy.domain
@@ -272,7 +272,7 @@ class DecisionPipeline:
             failed = self.gate(req, entry, policy, gates, other_domain=other_domain)
             tried.append((entry, score, failed, gates))
             # the request's own domain serves no stored answer: every pair policy is at least as strict
-            if failed is None or (failed == "policy:no_direct_hit" and not direct):
+            if failed is None or (failed == "policy:no_direct_hit" and not own.allow_direct_hit):
                 break
         entry, score, failed, gates = tried[-1] if tried[-1][2] is None else tried[0]
         if len(tried) > 1:

@@ -24,6 +24,20 @@ def two_entries(pipeline, session="s1"):
     return first, reworded
 
 
+def judged_as(pipeline, monkeypatch, label_of_call) -> list[str]:
+    """The pair judge replaced: its n-th call (from 1) gives `label_of_call(n)`. Returns the cached turns it
+    is asked about, in order."""
+    calls = []
+
+    def judge(messages, cached):
+        calls.append(cached[-2]["content"])
+        label = label_of_call(len(calls))
+        return Verdict(label, {name: float(name == label) for name in ("same", "modify", "switch")}, "model")
+
+    monkeypatch.setattr(pipeline.intent, "judge", judge)
+    return calls
+
+
 def test_a_paraphrase_entry_nearer_than_the_match_does_not_hide_it(pipeline):
     first, reworded = two_entries(pipeline)
     decision = pipeline.decide(CacheRequest("acme", "s1", user(PROBE), store=False))
@@ -38,13 +52,7 @@ def test_a_paraphrase_entry_nearer_than_the_match_does_not_hide_it(pipeline):
 
 def test_the_nearest_failure_is_the_decision_when_none_passes(pipeline, monkeypatch):
     two_entries(pipeline, "s2")
-    seen = []
-
-    def doubtful(messages, cached):
-        seen.append(cached[-2]["content"])
-        return Verdict("modify", {"same": 0.2, "modify": 0.7, "switch": 0.1}, "model")
-
-    monkeypatch.setattr(pipeline.intent, "judge", doubtful)
+    seen = judged_as(pipeline, monkeypatch, lambda n: "modify")
     decision = pipeline.decide(CacheRequest("acme", "s2", user(PROBE), store=False))
     assert decision.outcome == "PARTIAL" and decision.reason == "intent:modify"
     assert sorted(seen) == sorted([FIRST, REWORDED])
@@ -55,14 +63,7 @@ def test_the_nearest_failure_is_the_decision_when_none_passes(pipeline, monkeypa
 
 def test_only_gate_k_candidates_are_judged(pipeline, monkeypatch):
     first, reworded = two_entries(pipeline, "s3")
-    calls = []
-
-    def nearest_doubted(messages, cached):
-        calls.append(cached[-2]["content"])
-        label = "modify" if len(calls) == 1 else "same"
-        return Verdict(label, {"same": 0.99 if label == "same" else 0.1, "modify": 0.1, "switch": 0.0}, "model")
-
-    monkeypatch.setattr(pipeline.intent, "judge", nearest_doubted)
+    calls = judged_as(pipeline, monkeypatch, lambda n: "modify" if n == 1 else "same")
     pipeline.gate_k = 1
     decision = pipeline.decide(CacheRequest("acme", "s3", user(PROBE), store=False))
     assert decision.reason == "intent:modify" and len(calls) == 1 and "tried" not in decision.gates
@@ -76,13 +77,7 @@ def test_only_gate_k_candidates_are_judged(pipeline, monkeypatch):
 
 def test_a_domain_without_direct_hits_judges_one_candidate(pipeline, monkeypatch):
     two_entries(pipeline, "s4")
-    calls = []
-
-    def same(messages, cached):
-        calls.append(cached[-2]["content"])
-        return Verdict("same", {"same": 1.0, "modify": 0.0, "switch": 0.0}, "alignment")
-
-    monkeypatch.setattr(pipeline.intent, "judge", same)
+    calls = judged_as(pipeline, monkeypatch, lambda n: "same")
     for table in [pipeline.policies.default, *pipeline.policies.domains.values()]:
         monkeypatch.setitem(table, "allow_direct_hit", False)
     decision = pipeline.decide(CacheRequest("acme", "s4", user(PROBE), store=False))
