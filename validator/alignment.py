@@ -301,7 +301,7 @@ def _chinese_words(text: str) -> list[Word]:
                 continue
         if token[0] == "每" and len(token) > 1 and tag.startswith("r"):
             # jieba tags 每天, 每周, 每次 as one pronoun: "every" is grammar, the unit after it is what is asked
-            # (每天 and 每周 ask for other amounts), unless it is only a measure word (每个人 is 每人)
+            # (每天 and 每周 ask for other amounts), unless it is only a measure word (每个月 is 每月)
             rest = token[1:]
             out.extend([Word("每", False), Word(rest, rest not in ZH_CLASSIFIERS)])
             continue

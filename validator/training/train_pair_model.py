@@ -243,12 +243,10 @@ def main() -> None:
         "validation": report(rows, val, gate(rows, val, val_probs, threshold)),
         "test": report(rows, test, gate(rows, test, test_probs, threshold)),
     }
-    weights, card_file = (args.out / WEIGHTS_FILE.name, args.out / CARD_FILE.name) if args.out else \
-        (WEIGHTS_FILE, CARD_FILE)
-    if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
-    save_trained(trained_state(net, first), weights)
-    card_file.write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n")
+    folder = args.out or WEIGHTS_FILE.parent          # the card sits beside the weights
+    folder.mkdir(parents=True, exist_ok=True)
+    save_trained(trained_state(net, first), folder / WEIGHTS_FILE.name)
+    (folder / CARD_FILE.name).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n")
     print(json.dumps({k: card[k] for k in ("same_threshold", "train_seconds")}, indent=1))
     print(json.dumps(card["test"], indent=1))
 
