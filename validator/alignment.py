@@ -68,6 +68,13 @@ ZH_PHATIC = frozenset("好 好的 行 打扰 打搅 辛苦 请教 见谅 谢 谢
 COORDINATORS = frozenset("and or nor vs versus & / , 、 ， 和 跟 与 及 以及 或 或者 还是 同".split())
 EN_NUMBER_WORDS = {**EN_SMALL, "a dozen": 12, "dozen": 12, "hundred": 100, "thousand": 1000}
 
+# one spelling per quantity, whatever the form: "15th" is 15 (a date's day), "iphone13" / "500mbps" are
+# "iphone 13" / "500 mbps", "twice" is "2 times", 百分之四 is 4 percent as 4% is
+_ORDINAL = re.compile(r"\b(\d+)(?:st|nd|rd|th)\b")
+_GLUED = re.compile(r"(?<=[a-z])(?=\d)|(?<=\d)(?=[a-z])")
+_TIMES = {"once": "1 time", "twice": "2 times", "thrice": "3 times"}
+_TIMES_WORD = re.compile(r"\b(once|twice|thrice)\b")
+_ZH_PERCENT = re.compile(r"百分之([零〇一二两三四五六七八九十百\d.]+)")
 _CLOCK = re.compile(r"\b(\d{1,2})(?::00)?\s*([ap])\.?m\b\.?")
 _LATIN = re.compile(r"[a-z0-9]+(?:['’.][a-z0-9]+)*", re.I)
 _HAN = re.compile(r"[\u3400-\u9fff]")
@@ -81,7 +88,7 @@ ZH_CLASSIFIERS = frozenset("个 款 份 下 点 些 种 件 本 张 家 位 次 
 # words that begin with 不 or 没 and negate nothing: set phrases of politeness (grammar, as 请 is) and words
 # whose sense is not "not" + the rest (不错 is "good", 不同 "different", 不少 "many")
 ZH_POLITE_NOT = ("不好意思", "不客气", "别客气", "没关系")       # removed from the text before jieba cuts it
-ZH_LEXICAL_NOT = frozenset("不错 不同 不少 不久 不断 不如 不仅 不管 不论 不然 不但 不得不 不一样 不止".split())
+ZH_LEXICAL_NOT = frozenset("不错 不同 不少 不久 不断 不如 不仅 不管 不论 不然 不但 不得不 不一样 不止 不小心".split())
 # English discourse formulas with a negation in them that negate nothing in the request, where they open a
 # sentence or a clause ("No worries, how do I…"; not "is there no problem with…")
 _EN_POLITE_NOT = re.compile(r"(?:^|(?<=[,.;:!?]))\s*(?:no (?:worries|worry|problems?|rush|pressure)|never ?mind|"
@@ -120,6 +127,9 @@ _CAPITALISED = re.compile(r"(?<![.!?。！？]\s)(?<![.!?。！？\n])(?<!^)(?<!
 # a tag question that closes a request (…好吗？, …行不行？, …可以吗): asking whether the request is all right
 _ZH_TAG_QUESTION = re.compile(r"(?:好不好|行不行|可不可以|好吗|行吗|可以吗|好么|行么|好嘛|行嘛)(?=[,.!?;:]|$)")
 _A_NOT_A = re.compile(r"([\u3400-\u9fff])[不没一]\1")
+# a bare 不 or 没 closing a clause after a predicate asks what 吗 asks (要扣手续费不？, 合理不, 吃了没), where 不要,
+# 没有 or a 不 after a pronoun or adverb (我也不) is an answer; the text form, before jieba joins it to a neighbour
+_ZH_NOT_TAG = re.compile(r"(?<=[\u3400-\u9fff])(?<![我你您他她它也都还就并可])[不没](?=[啊呀呢嘛么]?\s*(?:[,.!?;:~]|$))")
 
 
 @dataclass(frozen=True)
@@ -197,8 +207,10 @@ def normalise(text: str) -> str:
     between Chinese words (迪拜-伦敦), read as "to", so the direction it gives stays in the frame."""
     text = fold_number_forms(unicodedata.normalize("NFKC", text[:MAX_ALIGN_CHARS]))
     text = _HAN_DASH.sub("到", _ARROW.sub(lambda m: "到" if _HAN.search(text) else " to ", text)).lower()
-    text = _A_NOT_A.sub(r"\1", _ZH_TAG_QUESTION.sub("", text))
-    text = _CLOCK.sub(r"\1 \2m", text.replace("%", " percent "))     # 5pm is 5 p.m., 10% is 10 percent
+    text = _ZH_NOT_TAG.sub("吗", _A_NOT_A.sub(r"\1", _ZH_TAG_QUESTION.sub("", text)))
+    text = _CLOCK.sub(r"\1 \2m", _ZH_PERCENT.sub(r"\1%", text).replace("%", " percent "))     # 5pm: 5 p.m.
+    text = _GLUED.sub(" ", _ORDINAL.sub(r"\1", text))
+    text = _TIMES_WORD.sub(lambda m: _TIMES[m.group(1)], text)
     return text.replace("’", "'").replace("‘", "'")
 
 
@@ -420,6 +432,12 @@ def _knowing_negations_dropped(ws: list[Word]) -> tuple[Word, ...]:
     return tuple(out)
 
 
+def _or_not_dropped(ws: list[Word]) -> list[Word]:
+    """"or not" closing a clause asks a yes/no question and negates nothing ("should I go or not?")."""
+    return [Word("~not", False) if w.negation and i > 0 and ws[i - 1].text == "or" and
+            not any(r.content or r.negation for r in ws[i + 1:]) else w for i, w in enumerate(ws)]
+
+
 def _asks_or_ends(rest: list[Word]) -> bool:
     """After a verb of knowing: a question word before any other content word, or nothing more to say."""
     for w in rest:
@@ -453,7 +471,7 @@ def _words(text: str) -> tuple[Word, ...]:
     # read clause by clause: the Latin word pattern drops the punctuation that ends a clause
     read: list[Word] = []
     for clause in _EN_CLAUSE.split(text):
-        read.extend(_knowing_negations_dropped([_english_word(t) for t in _LATIN.findall(clause)]))
+        read.extend(_knowing_negations_dropped(_or_not_dropped([_english_word(t) for t in _LATIN.findall(clause)])))
         read.append(Word(",", False))
     return _named(tuple(w for w in _phatic_clauses_dropped(read, EN_PHATIC) if w.text not in _CLAUSE_MARKS), raw)
 

@@ -314,3 +314,41 @@ def test_a_preposition_of_the_other_direction_alone_is_another_request(cached, n
 ])
 def test_a_preposition_that_keeps_its_direction_is_not_vetoed(cached, new):
     assert align(cached, new).vetoed != "direction"
+
+
+@pytest.mark.parametrize("cached,new", [
+    ("提现要手续费吗？", "提现的话要扣手续费不"),                # a closing 不 asks what 吗 asks
+    ("这样合理吗", "这样合理不？"),
+    ("他吃饭了吗", "他吃饭了没"),
+    ("Should I repaint the fence?", "should I repaint the fence or not?"),
+])
+def test_a_negation_that_closes_a_question_negates_nothing(cached, new):
+    assert not align(cached, new).negation_changed
+
+
+@pytest.mark.parametrize("cached,new", [
+    ("辣的要", "辣的不要"),                  # 不要 closing a clause still excludes
+    ("我要去", "我也不"),                    # after an adverb, 不 is the answer
+    ("Should I repaint the fence?", "should I not repaint the fence?"),
+])
+def test_a_negation_that_answers_or_excludes_still_counts(cached, new):
+    assert align(cached, new).vetoed == "negation"
+
+
+@pytest.mark.parametrize("cached,new", [
+    ("internet drops every evening, plan is 500mbps", "internet drops every evening on the 500 Mbps plan"),
+    ("tickets for August 15?", "tickets for the 15th of August?"),
+    ("I was charged twice for one order", "I was charged two times for one order"),
+    ("年化4%，十万一年多少钱", "年化百分之四，十万一年多少钱"),
+])
+def test_one_quantity_written_another_way_is_not_another_number(cached, new):
+    assert not align(cached, new).numbers_changed
+
+
+@pytest.mark.parametrize("cached,new", [
+    ("drivers for the iphone13", "drivers for the iphone 14"),
+    ("charged twice", "charged three times"),
+    ("on the 15th", "on the 16th"),
+])
+def test_numbers_glued_to_words_are_still_compared(cached, new):
+    assert align(cached, new).vetoed == "numbers"
