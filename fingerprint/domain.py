@@ -1,38 +1,56 @@
-"""Zero-shot intent domain: nearest prototype sentences (EN + ZH) on the encoder, plus keyword rules."""
+"""Intent domain: a trained linear head over the fingerprint's e5 vector (ONNX, `data/domain_head.onnx`).
+
+Trained by validator/training/train_domain_head.py on hand-written requests from several independent writers;
+its card (`data/domain_head.json`) holds the held-out numbers and the risk rule: `medical_legal` as soon as
+its probability reaches `medical_at`, since a request of that domain must never be served from the cache.
+"""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import numpy as np
 
 from fingerprint.encoder import TextEncoder
 
-DOMAINS_FILE = Path(__file__).parent / "data" / "domains.json"
-KEYWORD_BONUS = 0.03          # a keyword tips a close call; it never beats a clear prototype match
-OTHER_BELOW = 0.80            # best prototype similarity under which the domain is "other"
+HEAD_FILE = Path(__file__).parent / "data" / "domain_head.onnx"
+CARD_FILE = Path(__file__).parent / "data" / "domain_head.json"
+CLASSES = ("chitchat", "travel_planning", "product_recommendation", "customer_support", "doc_rewrite", "code_qa",
+           "realtime", "medical_legal", "other")
+SERVABLE = frozenset({"chitchat", "travel_planning", "product_recommendation", "customer_support", "doc_rewrite"})
+UNSURE_BELOW = 0.5      # a servable domain under this probability is `other` (stricter thresholds); a risky one stays
+
+
+def decide(p: np.ndarray, medical_at: float) -> np.ndarray:
+    """Class indices from rows of probabilities: `medical_legal` from `medical_at` on, else the most likely
+    class, and `other` for a servable domain below UNSURE_BELOW."""
+    out = p.argmax(1)
+    unsure = np.isin(out, [CLASSES.index(c) for c in SERVABLE]) & (p.max(1) < UNSURE_BELOW)
+    out[unsure] = CLASSES.index("other")
+    out[p[:, CLASSES.index("medical_legal")] >= medical_at] = CLASSES.index("medical_legal")
+    return out
 
 
 class DomainClassifier:
-    def __init__(self, encoder: TextEncoder, path: Path = DOMAINS_FILE):
-        data = json.loads(Path(path).read_text())
-        self.domains = list(data)
+    def __init__(self, encoder: TextEncoder, path: Path = HEAD_FILE):
+        import onnxruntime as ort
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1            # a 384 x 9 product: threads would cost more than they save
+        options.inter_op_num_threads = 1
         self.encoder = encoder
-        self._prototypes = [encoder.encode(data[d]["prototypes"]) for d in self.domains]
-        self._keywords = [re.compile("|".join(r"(?<![A-Za-z])%s(?![A-Za-z])" % re.escape(k) if k.isascii()
-                                               else re.escape(k) for k in data[d]["keywords"]), re.I)
-                          for d in self.domains]
+        self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        card = json.loads(Path(path).with_suffix(".json").read_text())
+        if tuple(card["classes"]) != CLASSES:
+            raise ValueError(f"{path}: classes {card['classes']} are not {list(CLASSES)}")
+        self.domains = list(CLASSES)
+        self._medical_at = float(card["medical_at"])
 
     def scores(self, text: str, vector: np.ndarray | None = None) -> dict[str, float]:
         vector = self.encoder.encode_one(text) if vector is None else vector
-        out = {}
-        for domain, protos, keywords in zip(self.domains, self._prototypes, self._keywords):
-            sims = np.sort(protos @ vector)[-3:]
-            out[domain] = float(sims.mean()) + (KEYWORD_BONUS if keywords.search(text) else 0.0)
-        return out
+        p = self._session.run(None, {"vector": np.asarray(vector, dtype=np.float32).reshape(1, -1)})[0][0]
+        return dict(zip(self.domains, map(float, p)))
 
     def classify(self, text: str, vector: np.ndarray | None = None) -> tuple[str, float]:
         scores = self.scores(text, vector)
-        best = max(scores, key=scores.get)
-        return (best if scores[best] >= OTHER_BELOW else "other"), scores[best]
+        domain = CLASSES[int(decide(np.array([[scores[c] for c in CLASSES]]), self._medical_at)[0])]
+        return domain, scores[domain]

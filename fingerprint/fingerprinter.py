@@ -92,11 +92,12 @@ def _key_points(text: str, limit: int = 200) -> str:
 
 class Fingerprinter:
     def __init__(self, encoder: TextEncoder | None = None,
-                 topic_switch: Callable[[list[dict]], bool] | None = None):
+                 topic_switch: Callable[[list[dict]], bool] | None = None, domains=None):
         """`topic_switch(messages)`: does the last user turn leave the conversation's topic? Without one (the
-        gateway's default, docs/fingerprint.md) no turn is a switch and the history stays in the view."""
+        gateway's default, docs/fingerprint.md) no turn is a switch and the history stays in the view.
+        `domains`: anything with `classify(text, vector)` (the domain head's training passes a recorder)."""
         self.encoder = encoder or TextEncoder()
-        self.domains = DomainClassifier(self.encoder)
+        self.domains = domains if domains is not None else DomainClassifier(self.encoder)
         self.topic_switch = topic_switch
 
     def embed(self, texts: list[str]) -> np.ndarray:

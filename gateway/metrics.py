@@ -1,11 +1,9 @@
 """Prometheus metrics of one gateway app (its own registry: no global state)."""
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
+from fingerprint.domain import CLASSES
 from gateway.timeline import DecisionTimeline
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
@@ -15,8 +13,7 @@ TTFT_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
 REASONS = frozenset({"accept", "exact", "duplicate", "coalesced", "band", "intent", "validator", "entities",
                      "params", "policy", "topic_switch", "reset", "no_entry", "no_candidate", "no_user_turn",
                      "signal", "unsupported", "fail_open", "cache", "client", "route"})
-DOMAINS = frozenset(json.loads((Path(__file__).resolve().parents[1] / "fingerprint" / "data" /
-                                "domains.json").read_text()))
+DOMAINS = frozenset(CLASSES)
 OTHER = "other"
 
 

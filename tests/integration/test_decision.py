@@ -346,9 +346,11 @@ def test_warmup_command_writes_conversations_ready(tmp_path, cache_gateway):
     from tests.conftest import fresh_dirs
     log = tmp_path / "conversations.jsonl"
     session = new_session()
-    lines = [{"messages": [*user("What are your opening hours on Saturday?"),
-                           {"role": "assistant", "content": "We are open 10am to 4pm on Saturdays."},
-                           *user("And on Sunday?"), {"role": "assistant", "content": "Closed on Sundays."}],
+    # a support conversation (opening hours would do too, but a domain head may call them realtime, never cached)
+    lines = [{"messages": [*user("How do I reset my account password?"),
+                           {"role": "assistant", "content": "Use 'Forgot password' on the sign-in page."},
+                           *user("And on the mobile app?"),
+                           {"role": "assistant", "content": "Tap Profile, then Security, then Reset password."}],
               "session_id": session},
              {"messages": user("Do you ship to Canada?"), "answer": "Yes, within 7 business days."}]
     log.write_text("\n".join(json.dumps(line) for line in lines) + "\n\n")
