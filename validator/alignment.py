@@ -117,6 +117,10 @@ PERSONS = {**{w: "1" for w in "i me my mine myself we us our ours ourselves 我 
            **{w: "3p" for w in "they them their theirs themselves".split()}}
 # the direction or order a preposition gives: "convert to yen" / "…from yen", "change my seat after check-in" /
 # "…before check-in", 从 / 往; grammar to the alignment of content words, yet the other one asks the opposite
+# tense and aspect: "it's fixed" / "it's still being fixed", "did it ship" / "will it ship" keep every content
+# word and ask about another time; alignment does not settle such a pair, the pair model reads it
+TENSE_ASPECT = frozenset("was were wasn't weren't did didn't had hadn't been being still already yet "
+                         "正在 已经 曾经 将要".split())
 DIRECTIONS = {**{w: "toward" for w in "to into onto toward towards until till 往 向 朝".split()},
               **{w: "away" for w in "from since 从 离".split()},
               **{w: "before" for w in "before".split()}, **{w: "after" for w in "after".split()},
@@ -155,6 +159,7 @@ class Alignment:
     direction_changed: bool = False    # a preposition replaced by one of another direction ("to" / "from")
     kept: int = 0                      # content words of the cached turn found again in the new one
     typos: int = 0                     # words found again misspelt or corrected ("shiipping" / "shipping")
+    tense_changed: bool = False        # the same content words in another tense or aspect (TENSE_ASPECT)
 
     @property
     def disjoint(self) -> bool:
@@ -164,7 +169,7 @@ class Alignment:
     @property
     def changed(self) -> bool:
         return bool(self.removed or self.added or self.reordered or self.numbers_changed or self.negation_changed
-                    or self.persons_changed or self.direction_changed)
+                    or self.persons_changed or self.direction_changed or self.tense_changed)
 
     @property
     def vetoed(self) -> str | None:
@@ -199,7 +204,7 @@ class Alignment:
                 "swapped": self.swapped, "kept": self.kept,
                 "numbers_changed": self.numbers_changed, "negation_changed": self.negation_changed,
                 "names_replaced": self.names_replaced, "persons_changed": self.persons_changed,
-                "direction_changed": self.direction_changed, "typos": self.typos}
+                "direction_changed": self.direction_changed, "tense_changed": self.tense_changed, "typos": self.typos}
 
 
 def normalise(text: str) -> str:
@@ -448,6 +453,22 @@ def _asks_or_ends(rest: list[Word]) -> bool:
     return True
 
 
+# a short span in quotes is mentioned, not used: "the difference between 'since' and 'for'", “的”和“地”; an
+# apostrophe inside a word (it's, don't) opens no quote
+_QUOTED = re.compile(r"[“‘「『]([^“”‘’「」『』\n]{1,40}?)[”’」』]|"
+                     r"(?:(?<=[\s(:：，,])|^)['\"]([^'\"\n]{1,40}?)['\"](?=[\s,.?!;:)，。？！；：]|$)")
+
+
+def _quoted(ws: tuple[Word, ...], raw: str) -> tuple[Word, ...]:
+    """Grammar words that the raw text quotes become content words: the request is about them."""
+    spans = _QUOTED.findall(unicodedata.normalize("NFKC", raw[:MAX_ALIGN_CHARS]).lower())
+    if not spans:
+        return ws
+    inside = {w.text for pair in spans for span in pair if span for w in _words(span)
+              if not w.content and w.text not in _CLAUSE_MARKS}
+    return tuple(Word(w.text, True, w.negation, w.number, w.name) if w.text in inside else w for w in ws)
+
+
 def _named(ws: tuple[Word, ...], raw: str) -> tuple[Word, ...]:
     """Latin words marked as names where the raw text capitalises them inside a sentence (case is folded
     before the words are read)."""
@@ -466,14 +487,15 @@ def _words(text: str) -> tuple[Word, ...]:
         for phrase in ZH_POLITE_NOT:
             text = text.replace(phrase, "，")
         read = _phatic_clauses_dropped(_knowing_negations_dropped(_chinese_words(text)), ZH_PHATIC)
-        return _named(tuple(w for w in read if w.text not in _CLAUSE_MARKS), raw)
+        return _quoted(_named(tuple(w for w in read if w.text not in _CLAUSE_MARKS), raw), raw)
     text = _EN_POLITE_NOT.sub(" ", text)
     # read clause by clause: the Latin word pattern drops the punctuation that ends a clause
     read: list[Word] = []
     for clause in _EN_CLAUSE.split(text):
         read.extend(_knowing_negations_dropped(_or_not_dropped([_english_word(t) for t in _LATIN.findall(clause)])))
         read.append(Word(",", False))
-    return _named(tuple(w for w in _phatic_clauses_dropped(read, EN_PHATIC) if w.text not in _CLAUSE_MARKS), raw)
+    return _quoted(_named(tuple(w for w in _phatic_clauses_dropped(read, EN_PHATIC) if w.text not in _CLAUSE_MARKS),
+                          raw), raw)
 
 
 def _phatic_clauses_dropped(ws: tuple[Word, ...] | list[Word], phatic: frozenset) -> tuple[Word, ...]:
@@ -545,4 +567,6 @@ def align(cached: str, new: str) -> Alignment:
     out.negation_changed = sum(w.negation for w in a) != sum(w.negation for w in b)
     out.persons_changed, out.direction_changed = _classes_replaced(a, b, PERSONS, DIRECTIONS)
     out.swapped = out.swapped or _linked_pair_swapped(a, b)
+    out.tense_changed = sorted(w.text for w in a if w.text in TENSE_ASPECT) != \
+        sorted(w.text for w in b if w.text in TENSE_ASPECT)
     return out

@@ -352,3 +352,23 @@ def test_one_quantity_written_another_way_is_not_another_number(cached, new):
 ])
 def test_numbers_glued_to_words_are_still_compared(cached, new):
     assert align(cached, new).vetoed == "numbers"
+
+
+@pytest.mark.parametrize("cached,new", [
+    ("What is the difference between 'since' and 'for' in English?",
+     "What is the difference between 'since' and 'because' in English?"),       # quoted words are the subject
+    ("“的”和“地”有什么区别", "“的”和“得”有什么区别"),
+    ("Tell customers it's fixed", "Tell customers it's still being fixed"),     # another aspect
+    ("Did the parcel ship?", "Has the parcel been shipped already?"),
+])
+def test_quoted_grammar_and_another_tense_are_not_settled_as_same(cached, new):
+    assert align(cached, new).changed
+
+
+@pytest.mark.parametrize("cached,new", [
+    ("can you make it shorter?", "would you make it shorter please"),
+    ("我想退货", "我想退货了"),
+    ("It's the \"best\" one, isn't it?", "It's the best one, isn't it?"),
+])
+def test_politeness_modals_particles_and_quotes_around_content_change_nothing(cached, new):
+    assert not align(cached, new).changed
