@@ -42,10 +42,13 @@ and or but so yet nor if then because while whereas although though unless wheth
 quite rather pretty simply maybe perhaps please kindly thanks thank thx pls plz hi hello hey ok okay well um uh
 oh ah sure hmm yes yeah
 there here now again still even ever already
+im i'd ive youre youve thats theres heres lets u ur w bc cuz tho though kinda sorta ok k kk ty
+lol lmao haha hahaha hehe ugh omg wow oops yay hey tbh imo imho btw fyi idk
 """.split())
 EN_NEGATION = frozenset("not no never none nothing nobody nowhere without neither nor cannot can't don't doesn't "
                         "didn't isn't aren't wasn't weren't won't wouldn't shouldn't couldn't mustn't haven't "
-                        "hasn't hadn't".split())
+                        "hasn't hadn't cant dont doesnt didnt isnt arent wasnt werent wont wouldnt shouldnt couldnt "
+                        "mustnt havent hasnt hadnt".split())
 # jieba's tags for grammar: punctuation and other symbols, particles, modal particles, prepositions,
 # conjunctions, pronouns, interjections, onomatopoeia, and the politeness and filler that it tags as such
 ZH_FUNCTION_TAGS = ("x", "w", "u", "y", "p", "c", "r", "e", "o", "zg")
@@ -259,6 +262,8 @@ def _english_word(token: str) -> Word:
     token = token.strip(".'")
     if token.endswith("'s") and token[:-2] in WH_WORDS:      # "what's" asks what "what is" asks
         token = token[:-2]
+    elif token.endswith("s") and token[:-1] in WH_WORDS:      # and so does "whats", as typed in a chat
+        token = token[:-1]
     if token == "one":               # the singular article, as 一个 is: "one good way" is "a good way"
         return Word(token, False)
     if token == "an":                 # the article's spelling follows the next word, which may have moved

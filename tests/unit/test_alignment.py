@@ -372,3 +372,18 @@ def test_quoted_grammar_and_another_tense_are_not_settled_as_same(cached, new):
 ])
 def test_politeness_modals_particles_and_quotes_around_content_change_nothing(cached, new):
     assert not align(cached, new).changed
+
+
+@pytest.mark.parametrize("cached,new", [
+    ("ok so where should we stop lol", "where should we stop?"),          # interjections and chat filler
+    ("whats the best way w kids", "what's the best way with kids"),
+    ("idk which one is better tbh", "which one is better?"),
+    ("can u recommend a laptop", "can you recommend a laptop"),
+])
+def test_chat_forms_of_grammar_change_nothing(cached, new):
+    assert not align(cached, new).changed
+
+
+def test_a_negation_typed_without_its_apostrophe_is_a_negation():
+    assert align("add sugar", "dont add sugar").vetoed == "negation"
+    assert align("is it safe", "isnt it safe").vetoed == "negation"
