@@ -71,7 +71,8 @@ def sessions(n):
 
 
 def test_auto_promotes_on_agreeing_sessions_and_serves_only_its_tenant(auto):
-    question = f"How do I reset my password on the desktop app, version {uuid.uuid4().int % 90 + 10}?"
+    # a support question (a domain whose answers may be promoted), however the domain head reads "app version"
+    question = f"How do I reset my account password, membership number {uuid.uuid4().int % 90 + 10}?"
     u = sessions(6)
     headers, _ = ask(auto, question, u[0])
     first = headers["x-cache-id"]
@@ -143,7 +144,7 @@ def test_personal_data_is_never_a_candidate(auto):
 
 
 def test_shadow_mode_serves_nothing_but_measures(shadow):
-    question = f"How do I change the language of the mobile app, release {uuid.uuid4().int % 90 + 10}?"
+    question = f"How do I change the delivery address of my order, membership number {uuid.uuid4().int % 90 + 10}?"
     u = sessions(5)
     first = ask(shadow, question, u[0])[0]["x-cache-id"]
     for s in u[1:3]:
