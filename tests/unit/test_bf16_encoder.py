@@ -75,7 +75,9 @@ def test_packed_weights_compute_what_plain_bf16_weights_do(pair):
     mask = np.ones_like(ids)
     mask[1, 6:] = 0                                   # a padded row
     a, b = packed.run(ids, mask), plain.run(ids, mask)
-    assert (a * b).sum(1).min() >= 0.99999
+    # the same products summed in another order (oneDNN's blocking differs with the thread count): 0.99999
+    # held on a quiet machine, 0.9999898 was seen under load; a wrong layout gives far less
+    assert (a * b).sum(1).min() >= 0.9999
 
 
 def test_auto_falls_back_to_onnx_when_bf16_cannot_be_built(monkeypatch):
