@@ -45,12 +45,14 @@ class DomainClassifier:
         self.domains = list(CLASSES)
         self._medical_at = float(card["medical_at"])
 
-    def scores(self, text: str, vector: np.ndarray | None = None) -> dict[str, float]:
+    def _probabilities(self, text: str, vector: np.ndarray | None) -> np.ndarray:
         vector = self.encoder.encode_one(text) if vector is None else vector
-        p = self._session.run(None, {"vector": np.asarray(vector, dtype=np.float32).reshape(1, -1)})[0][0]
-        return dict(zip(self.domains, map(float, p)))
+        return self._session.run(None, {"vector": np.asarray(vector, dtype=np.float32).reshape(1, -1)})[0]
+
+    def scores(self, text: str, vector: np.ndarray | None = None) -> dict[str, float]:
+        return dict(zip(self.domains, map(float, self._probabilities(text, vector)[0])))
 
     def classify(self, text: str, vector: np.ndarray | None = None) -> tuple[str, float]:
-        scores = self.scores(text, vector)
-        domain = CLASSES[int(decide(np.array([[scores[c] for c in CLASSES]]), self._medical_at)[0])]
-        return domain, scores[domain]
+        p = self._probabilities(text, vector)
+        k = int(decide(p, self._medical_at)[0])
+        return CLASSES[k], float(p[0, k])

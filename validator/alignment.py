@@ -91,7 +91,7 @@ ZH_CLASSIFIERS = frozenset("个 款 份 下 点 些 种 件 本 张 家 位 次 
 # words that begin with 不 or 没 and negate nothing: set phrases of politeness (grammar, as 请 is) and words
 # whose sense is not "not" + the rest (不错 is "good", 不同 "different", 不少 "many")
 ZH_POLITE_NOT = ("不好意思", "不客气", "别客气", "没关系")       # removed from the text before jieba cuts it
-ZH_LEXICAL_NOT = frozenset("不错 不同 不少 不久 不断 不如 不仅 不管 不论 不然 不但 不得不 不一样 不止 不小心".split())
+ZH_LEXICAL_NOT = frozenset("不错 不同 不少 不久 不断 不如 不仅 不管 不论 不然 不但 不得不 不一样 不止".split())
 # English discourse formulas with a negation in them that negate nothing in the request, where they open a
 # sentence or a clause ("No worries, how do I…"; not "is there no problem with…")
 _EN_POLITE_NOT = re.compile(r"(?:^|(?<=[,.;:!?]))\s*(?:no (?:worries|worry|problems?|rush|pressure)|never ?mind|"
