@@ -70,6 +70,9 @@ ZH_PHATIC = frozenset("好 好的 行 打扰 打搅 辛苦 请教 见谅 谢 谢
 # coordinating conjunctions and list separators: "A and B" and "B and A" name the same pair (_roles_swapped)
 COORDINATORS = frozenset("and or nor vs versus & / , 、 ， 和 跟 与 及 以及 或 或者 还是 同".split())
 EN_NUMBER_WORDS = {**EN_SMALL, "a dozen": 12, "dozen": 12, "hundred": 100, "thousand": 1000}
+# ordinal words read as "15th" is read (a quantity: the fifth day is day 5); not "second", also a unit of time
+EN_ORDINALS = {"first": 1, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9,
+               "tenth": 10, "eleventh": 11, "twelfth": 12, "twentieth": 20, "thirtieth": 30}
 
 # one spelling per quantity, whatever the form: "15th" is 15 (a date's day), "iphone13" / "500mbps" are
 # "iphone 13" / "500 mbps", "twice" is "2 times", 百分之四 is 4 percent as 4% is
@@ -84,6 +87,14 @@ _HAN = re.compile(r"[\u3400-\u9fff]")
 _ARROW = re.compile(r"\s*(?:->|-->|=>|→|⇒|⟶|➔)\s*")
 _HAN_DASH = re.compile(r"(?<=[\u3400-\u9fff])\s*-\s*(?=[\u3400-\u9fff])")      # not ——, the Chinese dash of a clause
 _CN_NUMBER = re.compile(r"^[零〇一二两三四五六七八九十百千万亿]+$")
+# a Chinese numeral before a unit or measure word is written in digits before jieba cuts the text, so 五年 / 5年,
+# 两百度 / 200度 and 第三天 / 第3天 are cut alike (jieba keeps 五年 whole as a time word and cuts 两百度 as 两 + 百度,
+# Baidu); a lone 一 stays (一个 is an article), and so do runs that open with a power of ten (万一, 千万: words)
+# and the day of a week (周六, 星期三, 礼拜天)
+ZH_UNITS = "年月天日号周晚夜岁个位人元块次小分秒倍层张份杯度级期套集章节款件本条门台部"
+_CN_QUANTITY = re.compile(r"(?<![零〇一二两三四五六七八九十百千万亿周期拜])([零〇一二两三四五六七八九十][零〇一二两三四五六七八九十百千万亿]*)"
+                          r"(?=[%s公里米斤])" % ZH_UNITS)
+_CN_COLLOQUIAL = {"俩": "两个", "仨": "三个"}
 _NUMERAL_HEAD = re.compile(r"^([零〇一二两三四五六七八九十百千万亿]+|\d+(?:\.\d+)?)(.*)$")
 # measure words: grammar after a numeral ("一个", "三款"), where the unit words (天, 元, 人) carry meaning
 ZH_CLASSIFIERS = frozenset("个 款 份 下 点 些 种 件 本 张 家 位 次 条 只 把 台 部 篇 段 句 项 套 遍 封 趟 番 顿 场 回 眼 首 道 "
@@ -219,7 +230,21 @@ def normalise(text: str) -> str:
     text = _CLOCK.sub(r"\1 \2m", _ZH_PERCENT.sub(r"\1%", text).replace("%", " percent "))     # 5pm: 5 p.m.
     text = _GLUED.sub(" ", _ORDINAL.sub(r"\1", text))
     text = _TIMES_WORD.sub(lambda m: _TIMES[m.group(1)], text)
+    if _HAN.search(text):
+        text = _CN_QUANTITY.sub(_cn_digits, re.sub("[俩仨]", lambda m: _CN_COLLOQUIAL[m.group(0)], text))
     return text.replace("’", "'").replace("‘", "'")
+
+
+def _cn_digits(m: re.Match) -> str:
+    run, after = m.group(1), m.string[m.end():m.end() + 2]
+    if run == "一" or (run == "十" and after[:1] == "分" and after != "分钟") or (run == "二" and after[:1] == "次"):
+        return run                      # 一个 is an article, 十分 "very", 二次 "quadratic" or "secondary"
+    if len(run) > 1 and run[-1] == "一" and after[:1] in "年月天周晚次":
+        run, rest = run[:-1], "一"      # 十万一年: 100,000 a year
+    else:
+        rest = ""
+    value = chinese_number(run)
+    return m.group(1) if value is None else str(value) + rest
 
 
 @lru_cache(maxsize=1)
@@ -241,6 +266,8 @@ def _number(token: str) -> str | None:
             return token
     if token in EN_NUMBER_WORDS:
         return str(EN_NUMBER_WORDS[token])
+    if token in EN_ORDINALS:
+        return str(EN_ORDINALS[token])
     if _CN_NUMBER.match(token):
         value = chinese_number(token)
         return None if value is None else str(value)
@@ -303,9 +330,21 @@ def _chinese_words(text: str) -> list[Word]:
         if token in ZH_NEGATION or (len(token) == 2 and token[0] in "不没别" and tag.startswith("d")):
             out.append(Word("不", True, negation=True))
             continue
+        if out and out[-1].number and len(token) > 1 and token[0] in ZH_UNITS and token[0] not in "小分" \
+                and not tag.startswith(("q", "m", "t")):
+            # jieba joins a unit to the word after a number (7天无理由: 7 + 天无 + 理由): unit and word apart
+            out.append(Word(token[0], True))
+            token = token[1:]
+            if token in ZH_NEGATION:
+                out.append(Word("不", True, negation=True))
+                continue
+        if token == "十分":             # "very", as 很 is (ZH_POLITE), not ten minutes
+            out.append(Word(token, False))
+            continue
         head = _NUMERAL_HEAD.match(token)
-        if head and not (tag.startswith("m") or token[0].isdigit() or head.group(2)[:1] in ZH_CLASSIFIERS):
-            head = None                 # 一直, 万一, 四川: words that start with a numeral; 两间房 is a count
+        if head and not (tag.startswith("m") or token[0].isdigit() or head.group(2)[:1] in ZH_CLASSIFIERS) \
+                or head and token[0] in "百千万亿" and not (head.group(2) and head.group(2)[0] in ZH_UNITS):
+            head = None                 # 一直, 万一, 四川, 千万别: words that start with a numeral; 两间房 is a count
         if head:
             numeral, rest = head.groups()
             if len(rest) > 1 and rest[0] in ZH_CLASSIFIERS:

@@ -355,6 +355,40 @@ def test_numbers_glued_to_words_are_still_compared(cached, new):
 
 
 @pytest.mark.parametrize("cached,new", [
+    ("空调用了5年了，制冷变差", "空调用了五年了，制冷变差"),           # jieba keeps 五年 whole, as a time word
+    ("三年期国债怎么买", "3年期国债怎么买"),
+    ("近视两百度配什么眼镜", "近视200度配什么眼镜"),                  # not 两 + 百度 (Baidu)
+    ("第三天怎么坐车过去", "第3天怎么坐车过去"),
+    ("还剩俩月怎么复习", "还剩两个月怎么复习"),
+    ("the store on Fifth Avenue", "the store on 5th Avenue"),
+])
+def test_a_chinese_numeral_or_an_ordinal_word_is_the_number_its_digits_are(cached, new):
+    alignment = align(cached, new)
+    assert not alignment.numbers_changed and not alignment.changed
+
+
+@pytest.mark.parametrize("cached,new", [
+    ("第二个方向推荐什么教程", "第三个方向推荐什么教程"),
+    ("explain the second step in more detail", "explain the third step in more detail"),
+    ("三年期国债怎么买", "五年期国债怎么买"),
+])
+def test_another_ordinal_or_term_is_another_number(cached, new):
+    assert align(cached, new).vetoed == "numbers"
+
+
+@pytest.mark.parametrize("text", ["周六日加班合法吗", "星期三开门吗", "万一不行怎么办", "千万别买这个", "十分好吃的做法"])
+def test_weekdays_and_words_that_open_with_a_numeral_are_not_quantities(text):
+    assert not [w for w in words(text) if w.number and w.number != "1"]
+
+
+def test_a_unit_jieba_joins_to_the_next_word_does_not_hide_a_negation():
+    # jieba cuts 7天无理由 as 7 + 天无 + 理由: the 无 is still a negation, as in 七天无理由
+    assert [w.negation for w in words("7天无理由退货") if w.content] == \
+        [w.negation for w in words("七天无理由退货") if w.content]
+    assert any(w.negation for w in words("7天无理由退货"))
+
+
+@pytest.mark.parametrize("cached,new", [
     ("What is the difference between 'since' and 'for' in English?",
      "What is the difference between 'since' and 'because' in English?"),       # quoted words are the subject
     ("“的”和“地”有什么区别", "“的”和“得”有什么区别"),
