@@ -102,7 +102,8 @@ ZH_CLASSIFIERS = frozenset("个 款 份 下 点 些 种 件 本 张 家 位 次 
 # words that begin with 不 or 没 and negate nothing: set phrases of politeness (grammar, as 请 is) and words
 # whose sense is not "not" + the rest (不错 is "good", 不同 "different", 不少 "many")
 ZH_POLITE_NOT = ("不好意思", "不客气", "别客气", "没关系")       # removed from the text before jieba cuts it
-ZH_LEXICAL_NOT = frozenset("不错 不同 不少 不久 不断 不如 不仅 不管 不论 不然 不但 不得不 不一样 不止".split())
+ZH_LEXICAL_NOT = frozenset("不错 不同 不少 不久 不断 不如 不仅 不管 不论 不然 不但 不得不 不一样 不止 不见 没准 "
+                           "不时 不停 不安".split())
 # English discourse formulas with a negation in them that negate nothing in the request, where they open a
 # sentence or a clause ("No worries, how do I…"; not "is there no problem with…")
 _EN_POLITE_NOT = re.compile(r"(?:^|(?<=[,.;:!?]))\s*(?:no (?:worries|worry|problems?|rush|pressure)|never ?mind|"
@@ -310,8 +311,7 @@ def _english_word(token: str) -> Word:
 
 def _chinese_words(text: str) -> list[Word]:
     out = []
-    for piece in posseg().lcut(text):
-        token, tag = piece.word.strip(), piece.flag
+    for token, tag in _contractions_joined([(p.word.strip(), p.flag) for p in posseg().lcut(text)]):
         if not token:
             continue
         if not _HAN.search(token):
@@ -366,12 +366,31 @@ def _chinese_words(text: str) -> list[Word]:
             rest = token[1:]
             out.extend([Word("每", False), Word(rest, rest not in ZH_CLASSIFIERS)])
             continue
-        if token[0] in "不没别" and len(token) > 1 and tag.startswith(("v", "a")):
-            # jieba keeps 不去 / 没有去 / 别买 as one verb: a negation and the verb it negates
+        if len(token) > 1 and (token[0] in "不没" and tag.startswith(("v", "a", "l", "n", "i"))
+                               or token[0] == "别" and tag.startswith(("v", "a"))):
+            # jieba keeps 不去 / 没有去 / 别买 as one verb (没拿到 as an idiom, 不柴 as a noun): a negation and the
+            # word it negates (别 only before a verb: 别人, 别墅)
             out.append(Word("不", True, negation=True))
             token = token[1:]
         content = not tag.startswith(ZH_FUNCTION_TAGS) and token not in ZH_POLITE
         out.append(Word(token, content, name=content and tag in ZH_NAME_TAGS and len(token) > 1))
+    return out
+
+
+def _contractions_joined(pieces: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """jieba cuts an English contraction inside Chinese text apart (can ' t): joined again, so "can't" in a
+    pasted error message is the negation it is in English text."""
+    out: list[tuple[str, str]] = []
+    i = 0
+    while i < len(pieces):
+        word, tag = pieces[i]
+        if i + 2 < len(pieces) and word.isascii() and word.isalpha() and pieces[i + 1][0] in ("'", "’") \
+                and pieces[i + 2][0].lower() in ("t", "s", "re", "ll", "ve", "d", "m"):
+            out.append((word + "'" + pieces[i + 2][0], "eng"))
+            i += 3
+            continue
+        out.append((word, tag))
+        i += 1
     return out
 
 

@@ -421,3 +421,14 @@ def test_chat_forms_of_grammar_change_nothing(cached, new):
 def test_a_negation_typed_without_its_apostrophe_is_a_negation():
     assert align("add sugar", "dont add sugar").vetoed == "negation"
     assert align("is it safe", "isnt it safe").vetoed == "negation"
+
+
+@pytest.mark.parametrize("text", ["快递签收了，可我压根没拿到包裹", "鸡胸肉怎么做得嫩一点、不柴",
+                                  "报错 'utf-8' codec can't decode byte 0xd6"])
+def test_a_negation_jieba_joins_to_an_idiom_a_noun_or_english_is_still_one(text):
+    assert any(w.negation for w in words(text))
+
+
+@pytest.mark.parametrize("text", ["我的身份证不见了", "别人怎么看这个问题", "想买一套别墅"])
+def test_words_that_only_open_with_a_negation_are_not_negations(text):
+    assert not any(w.negation for w in words(text))
