@@ -136,6 +136,13 @@ PERSONS = {**{w: "1" for w in "i me my mine myself we us our ours ourselves 我 
 # word and ask about another time; alignment does not settle such a pair, the pair model reads it
 TENSE_ASPECT = frozenset("was were wasn't weren't did didn't had hadn't been being still already yet "
                          "正在 已经 曾经 将要".split())
+# jieba tags Chinese question words as pronouns, grammar to the alignment of content words, yet 为什么学 and 怎么学
+# ask different things (English question words are content words); one class per question, so 怎么 / 如何 is none
+ZH_QUESTIONS = {**{w: "why" for w in "为什么 为何 为啥 干嘛 干吗".split()},
+                **{w: "how" for w in "怎么 怎样 如何 咋 怎么样 咋样 怎么办 咋办 怎么着".split()},
+                **{w: "what" for w in "什么 啥 什么样".split()}, **{w: "where" for w in "哪里 哪儿 哪 何处".split()},
+                **{w: "which" for w in "哪个 哪些 哪家 哪款 哪种 哪位".split()}, **{w: "who" for w in "谁".split()},
+                **{w: "when" for w in "何时 几时".split()}}
 DIRECTIONS = {**{w: "toward" for w in "to into onto toward towards until till 往 向 朝".split()},
               **{w: "away" for w in "from since 从 离".split()},
               **{w: "before" for w in "before".split()}, **{w: "after" for w in "after".split()},
@@ -175,6 +182,9 @@ class Alignment:
     kept: int = 0                      # content words of the cached turn found again in the new one
     typos: int = 0                     # words found again misspelt or corrected ("shiipping" / "shipping")
     tense_changed: bool = False        # the same content words in another tense or aspect (TENSE_ASPECT)
+    question_changed: bool = False     # another question word of the grammar (为什么 / 怎么: ZH_QUESTIONS)
+    # both turns hold a formula, with other operators between the numbers (3x + 7 / 3x - 7, [3,5] / (3,5))
+    operators_changed: bool = False
 
     @property
     def disjoint(self) -> bool:
@@ -184,7 +194,8 @@ class Alignment:
     @property
     def changed(self) -> bool:
         return bool(self.removed or self.added or self.reordered or self.numbers_changed or self.negation_changed
-                    or self.persons_changed or self.direction_changed or self.tense_changed)
+                    or self.persons_changed or self.direction_changed or self.tense_changed or self.question_changed
+                    or self.operators_changed)
 
     @property
     def vetoed(self) -> str | None:
@@ -193,6 +204,8 @@ class Alignment:
             return "numbers"
         if self.negation_changed:
             return "negation"
+        if self.operators_changed:
+            return "operators"
         if self.swapped:
             return "roles"
         if self.names_replaced and not self.disjoint:     # nothing kept at all says more: disjoint
@@ -219,7 +232,9 @@ class Alignment:
                 "swapped": self.swapped, "kept": self.kept,
                 "numbers_changed": self.numbers_changed, "negation_changed": self.negation_changed,
                 "names_replaced": self.names_replaced, "persons_changed": self.persons_changed,
-                "direction_changed": self.direction_changed, "tense_changed": self.tense_changed, "typos": self.typos}
+                "direction_changed": self.direction_changed, "tense_changed": self.tense_changed,
+                "question_changed": self.question_changed, "operators_changed": self.operators_changed,
+                "typos": self.typos}
 
 
 def normalise(text: str) -> str:
@@ -599,6 +614,21 @@ def _typos_dropped(gone: list[str], came: list[str]) -> tuple[list[str], list[st
     return left, came
 
 
+# an operator between two operands, each a number or a one-letter variable (3x + 7, x^2-5x, a=b), not a hyphen or
+# slash between words (e-mail, days/week, 7-year-old, GPT-4); a bracket pair around a numeric interval or formula
+_BINARY = re.compile(r"(?:(?<=\d)|(?<=(?<![a-z])[a-z]))\s*([-+*/×÷=<>≤≥≠^]|[<>!=]=)\s*(?=-?\d|[a-z](?![a-z]))", re.I)
+_BRACKETED = re.compile(r"([(\[])\s*-?\d[\d\s.,;+\-*/^=<>]*(?:[a-z](?![a-z])[\d\s.,;+\-*/^=<>]*)*([)\]])", re.I)
+_MATH_FORMS = str.maketrans({"²": "^2", "³": "^3", "−": "-", "–": "-", "∕": "/"})
+
+
+def operators(text: str) -> tuple[str, ...]:
+    """The operators of the formulas in a turn, in order (3x + 7 = 22: + =; [3,5]: [ ])."""
+    text = unicodedata.normalize("NFKC", text[:MAX_ALIGN_CHARS].translate(_MATH_FORMS))
+    found = [(m.start(1), m.group(1)) for m in _BINARY.finditer(text)]
+    found += [(m.start(k), m.group(k)) for m in _BRACKETED.finditer(text) for k in (1, 2)]
+    return tuple(op for _, op in sorted(found))
+
+
 def align(cached: str, new: str) -> Alignment:
     a, b = words(cached), words(new)
     ca, cb = [w.text for w in a if w.content], [w.text for w in b if w.content]
@@ -630,6 +660,11 @@ def align(cached: str, new: str) -> Alignment:
     out.negation_changed = sum(w.negation for w in a) != sum(w.negation for w in b)
     out.persons_changed, out.direction_changed = _classes_replaced(a, b, PERSONS, DIRECTIONS)
     out.swapped = out.swapped or _linked_pair_swapped(a, b)
+    ops_a, ops_b = operators(cached), operators(new)
+    # a formula on one side only is worded on the other ("3-5 days" / "3 to 5 days"): the words say what changed
+    out.operators_changed = bool(ops_a and ops_b) and ops_a != ops_b
+    out.question_changed = sorted(ZH_QUESTIONS[w.text] for w in a if w.text in ZH_QUESTIONS) != \
+        sorted(ZH_QUESTIONS[w.text] for w in b if w.text in ZH_QUESTIONS)
     out.tense_changed = sorted(w.text for w in a if w.text in TENSE_ASPECT) != \
         sorted(w.text for w in b if w.text in TENSE_ASPECT)
     return out

@@ -432,3 +432,29 @@ def test_a_negation_jieba_joins_to_an_idiom_a_noun_or_english_is_still_one(text)
 @pytest.mark.parametrize("text", ["我的身份证不见了", "别人怎么看这个问题", "想买一套别墅"])
 def test_words_that_only_open_with_a_negation_are_not_negations(text):
     assert not any(w.negation for w in words(text))
+
+
+@pytest.mark.parametrize("cached,new", [
+    ("Solve for x: 3x + 7 = 22", "Solve for x: 3x - 7 = 22"),
+    ("Solve for x: 3x + 7 = 22", "Solve for x: 3x + 7 > 22"),
+    ("那在区间[3,5]上呢", "那在区间(3,5)上呢"),
+    ("一元二次方程 x²-5x+6=0 怎么解", "一元二次方程 x²-5x-6=0 怎么解"),
+])
+def test_another_operator_in_a_formula_is_vetoed(cached, new):
+    assert align(cached, new).vetoed == "operators"
+
+
+@pytest.mark.parametrize("cached,new", [
+    ("Solve for x: 3x + 7 = 22", "solve 3x+7=22 for x"),
+    ("x²-5x+6=0 怎么解", "x^2-5x+6=0 怎么解"),
+    ("explain it to a 7-year-old in 3 sentences", "a 3 sentence explanation for a 7 year old"),
+    ("e-mail my boss about the GPT-4 pilot", "email my boss about the GPT 4 pilot"),
+    ("3-5 days in Rome", "3 to 5 days in Rome"),
+])
+def test_hyphens_between_words_and_a_formula_on_one_side_are_not_operators(cached, new):
+    assert not align(cached, new).operators_changed
+
+
+def test_another_chinese_question_word_is_a_change_and_a_synonym_of_it_is_not():
+    assert align("为什么学Python", "怎么学Python").changed          # why / how: jieba tags both as pronouns
+    assert not align("如何学Python", "怎么学Python").changed
