@@ -147,6 +147,11 @@ DIRECTIONS = {**{w: "toward" for w in "to into onto toward towards until till �
               **{w: "away" for w in "from since 从 离".split()},
               **{w: "before" for w in "before".split()}, **{w: "after" for w in "after".split()},
               **{w: "up" for w in "above over up".split()}, **{w: "down" for w in "below under down".split()}}
+# how many a determiner picks ("refund one" / "refund both", "each room" / "some rooms"): grammar, compared as
+# the persons and directions are
+QUANTIFIERS = {**{w: "one" for w in "one either".split()}, **{w: "two" for w in "both".split()},
+               **{w: "all" for w in "all every each".split()}, **{w: "some" for w in "some several few".split()},
+               **{w: "most" for w in "most".split()}}
 ZH_NAME_TAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz"})     # jieba: people, places, organisations, other
 # a capitalised word that does not open a sentence is a name by its form ("in Go", "to Lisbon", "SQL")
 _CAPITALISED = re.compile(r"(?<![.!?。！？]\s)(?<![.!?。！？\n])(?<!^)(?<![A-Za-z0-9'’])([A-Z][A-Za-z0-9]*)")
@@ -178,6 +183,7 @@ class Alignment:
     negation_changed: bool = False
     names_replaced: bool = False       # a name left and another came in its place ("in Go" / "in Java")
     persons_changed: bool = False      # a pronoun replaced by one of another person (see _classes_replaced)
+    quantity_changed: bool = False     # a determiner of another quantity (QUANTIFIERS)
     direction_changed: bool = False    # a preposition replaced by one of another direction ("to" / "from")
     kept: int = 0                      # content words of the cached turn found again in the new one
     typos: int = 0                     # words found again misspelt or corrected ("shiipping" / "shipping")
@@ -195,6 +201,7 @@ class Alignment:
     def changed(self) -> bool:
         return bool(self.removed or self.added or self.reordered or self.numbers_changed or self.negation_changed
                     or self.persons_changed or self.direction_changed or self.tense_changed or self.question_changed
+                    or self.quantity_changed
                     or self.operators_changed)
 
     @property
@@ -216,6 +223,8 @@ class Alignment:
         if not (self.removed or self.added or self.reordered):
             if self.persons_changed:
                 return "persons"
+            if self.quantity_changed:
+                return "quantity"
             if self.direction_changed:
                 return "direction"
         # content words only added, or only dropped: nothing on the other side for them to be a rewording of,
@@ -232,6 +241,7 @@ class Alignment:
                 "swapped": self.swapped, "kept": self.kept,
                 "numbers_changed": self.numbers_changed, "negation_changed": self.negation_changed,
                 "names_replaced": self.names_replaced, "persons_changed": self.persons_changed,
+                "quantity_changed": self.quantity_changed,
                 "direction_changed": self.direction_changed, "tense_changed": self.tense_changed,
                 "question_changed": self.question_changed, "operators_changed": self.operators_changed,
                 "typos": self.typos}
@@ -658,7 +668,8 @@ def align(cached: str, new: str) -> Alignment:
     out.numbers_changed = sorted(w.number for w in a if w.number and w.number != "1") != \
         sorted(w.number for w in b if w.number and w.number != "1")
     out.negation_changed = sum(w.negation for w in a) != sum(w.negation for w in b)
-    out.persons_changed, out.direction_changed = _classes_replaced(a, b, PERSONS, DIRECTIONS)
+    out.persons_changed, out.direction_changed, out.quantity_changed = \
+        _classes_replaced(a, b, PERSONS, DIRECTIONS, QUANTIFIERS)
     out.swapped = out.swapped or _linked_pair_swapped(a, b)
     ops_a, ops_b = operators(cached), operators(new)
     # a formula on one side only is worded on the other ("3-5 days" / "3 to 5 days"): the words say what changed

@@ -458,3 +458,9 @@ def test_hyphens_between_words_and_a_formula_on_one_side_are_not_operators(cache
 def test_another_chinese_question_word_is_a_change_and_a_synonym_of_it_is_not():
     assert align("为什么学Python", "怎么学Python").changed          # why / how: jieba tags both as pronouns
     assert not align("如何学Python", "怎么学Python").changed
+
+
+def test_a_determiner_of_another_quantity_alone_is_vetoed():
+    assert align("charged twice for order #A7712, need one refunded",
+                 "charged twice for order #A7712, need both refunded").vetoed == "quantity"
+    assert not align("clean each room before noon", "clean all rooms before noon").changed
