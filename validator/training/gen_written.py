@@ -4,8 +4,8 @@
 
 The groups (corpus/written/*.jsonl, docs/validator.md) were written by seven separate writer sessions in
 two rounds, each in a style of its own (English chat, Chinese chat, terse mixed traffic; then English at
-work, Chinese consumers, formal Chinese at work, English learners: corpus/WRITER_BRIEF.md), without sight of
-the evaluation set or of the project's code. Each group holds a request in its conversation, the answer cached
+work, Chinese consumers, formal Chinese at work, English learners: corpus/WRITER_BRIEF.md; then two more rounds
+of four, corpus/SOURCES.md), without sight of the evaluation set or of the project's code. Each group holds a request in its conversation, the answer cached
 for it, three rewordings that keep every specific, three minimal edits that change what is asked, an
 unrelated request, and sometimes another history in which the same last message means something else.
 
