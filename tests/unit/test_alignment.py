@@ -464,3 +464,15 @@ def test_a_determiner_of_another_quantity_alone_is_vetoed():
     assert align("charged twice for order #A7712, need one refunded",
                  "charged twice for order #A7712, need both refunded").vetoed == "quantity"
     assert not align("clean each room before noon", "clean all rooms before noon").changed
+
+
+@pytest.mark.parametrize("cached,new", [("and 425?", "What about 425?"),
+                                        ("capital of australia?", "What's the capital of Australia?")])
+def test_a_question_frame_that_comes_or_goes_is_left_to_the_model(cached, new):
+    alignment = align(cached, new)
+    assert alignment.changed and alignment.vetoed is None
+    assert align(new, cached).vetoed is None
+
+
+def test_other_question_words_that_come_still_ask_for_more():
+    assert align("is it open on sunday", "when is it open on sunday").vetoed == "added"
