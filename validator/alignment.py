@@ -157,7 +157,7 @@ ZH_NAME_TAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz"})     # jieba: p
 # a capitalised word that does not open a sentence is a name by its form ("in Go", "to Lisbon", "SQL")
 _CAPITALISED = re.compile(r"(?<![.!?。！？]\s)(?<![.!?。！？\n])(?<!^)(?<![A-Za-z0-9'’])([A-Z][A-Za-z0-9]*)")
 # a tag question that closes a request (…好吗？, …行不行？, …可以吗): asking whether the request is all right
-_ZH_TAG_QUESTION = re.compile(r"(?:好不好|行不行|可不可以|好吗|行吗|可以吗|好么|行么|好嘛|行嘛)(?=[,.!?;:]|$)")
+_ZH_TAG_QUESTION = re.compile(r"(?:好不好|行不行|可不可以|好吗|行吗|可以吗|好么|行么|好嘛|行嘛)(?=[啊呀呢嘛吧哈]?\s*(?:[,.!?;:~]|$))")
 _A_NOT_A = re.compile(r"([\u3400-\u9fff])[不没一]\1")
 # a bare 不 or 没 closing a clause after a predicate asks what 吗 asks (要扣手续费不？, 合理不, 吃了没), where 不要,
 # 没有 or a 不 after a pronoun or adverb (我也不) is an answer; the text form, before jieba joins it to a neighbour

@@ -476,3 +476,7 @@ def test_a_question_frame_that_comes_or_goes_is_left_to_the_model(cached, new):
 
 def test_other_question_words_that_come_still_ask_for_more():
     assert align("is it open on sunday", "when is it open on sunday").vetoed == "added"
+
+
+def test_a_closing_tag_question_with_a_particle_after_it_is_still_grammar():
+    assert not align("能洗澡吗", "洗澡行不行啊").changed
