@@ -81,7 +81,14 @@ _GLUED = re.compile(r"(?<=[a-z])(?=\d)|(?<=\d)(?=[a-z])")
 _TIMES = {"once": "1 time", "twice": "2 times", "thrice": "3 times"}
 _TIMES_WORD = re.compile(r"\b(once|twice|thrice)\b")
 _ZH_PERCENT = re.compile(r"百分之([零〇一二两三四五六七八九十百\d.]+)")
-_CLOCK = re.compile(r"\b(\d{1,2})(?::00)?\s*([ap])\.?m\b\.?")
+_CLOCK = re.compile(r"\b(\d{1,2})(?::(\d\d))?\s*([ap])\.?m\b\.?")
+_HOUR = re.compile(r"\b(\d{1,2}):00\b")
+# "1.5 million", "ten thousand", "2 bn": the quantity they make, as 1.5万 and 2k are
+_SCALED = re.compile(r"\b(\d+(?:\.\d+)?|%s)\s+(hundred|thousand|million|billion)\b" % "|".join(EN_SMALL))
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
+# a Chinese numeral with a power of ten in it stands for its number wherever it stands (一百五 is 150, 两千五 2500)
+_CN_POWER = re.compile(r"(?<![零〇一二两三四五六七八九十百千万亿])([一二两三四五六七八九十][零〇一二两三四五六七八九十百千万亿]+)"
+                       r"(?![零〇一二两三四五六七八九十百千万亿])")
 _LATIN = re.compile(r"[a-z0-9]+(?:['’.][a-z0-9]+)*", re.I)
 _HAN = re.compile(r"[\u3400-\u9fff]")
 _ARROW = re.compile(r"\s*(?:->|-->|=>|→|⇒|⟶|➔)\s*")
@@ -257,12 +264,34 @@ def normalise(text: str) -> str:
     text = fold_number_forms(unicodedata.normalize("NFKC", text[:MAX_ALIGN_CHARS]))
     text = _HAN_DASH.sub("到", _ARROW.sub(lambda m: "到" if _HAN.search(text) else " to ", text)).lower()
     text = _ZH_NOT_TAG.sub("吗", _A_NOT_A.sub(r"\1", _ZH_TAG_QUESTION.sub("", text)))
-    text = _CLOCK.sub(r"\1 \2m", _ZH_PERCENT.sub(r"\1%", text).replace("%", " percent "))     # 5pm: 5 p.m.
+    text = _ZH_PERCENT.sub(r"\1%", text).replace("%", " percent ")
+    text = _HOUR.sub(r"\1", _CLOCK.sub(_clock, text))          # 6pm, 6:00 p.m. and 18:00 are 18
+    text = _SCALED.sub(_scaled, text)
     text = _GLUED.sub(" ", _ORDINAL.sub(r"\1", text))
     text = _TIMES_WORD.sub(lambda m: _TIMES[m.group(1)], text)
     if _HAN.search(text):
         text = _CN_QUANTITY.sub(_cn_digits, re.sub("[俩仨]", lambda m: _CN_COLLOQUIAL[m.group(0)], text))
+        text = _CN_POWER.sub(_cn_power, text)
     return text.replace("’", "'").replace("‘", "'")
+
+
+def _clock(m: re.Match) -> str:
+    hour = int(m.group(1)) % 12 + (12 if m.group(3) == "p" else 0)
+    return f"{hour}:{m.group(2)}" if m.group(2) and m.group(2) != "00" else str(hour)
+
+
+def _scaled(m: re.Match) -> str:
+    base = EN_SMALL.get(m.group(1)) or float(m.group(1))
+    value = base * _SCALES[m.group(2)]
+    return str(int(value)) if float(value).is_integer() else m.group(0)
+
+
+def _cn_power(m: re.Match) -> str:
+    run = m.group(1)
+    if not any(c in "十百千万亿" for c in run) or run == "十分":
+        return run
+    value = chinese_number(run)
+    return run if value is None else str(value)
 
 
 def _cn_digits(m: re.Match) -> str:

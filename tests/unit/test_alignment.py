@@ -360,6 +360,10 @@ def test_numbers_glued_to_words_are_still_compared(cached, new):
     ("近视两百度配什么眼镜", "近视200度配什么眼镜"),                  # not 两 + 百度 (Baidu)
     ("第三天怎么坐车过去", "第3天怎么坐车过去"),
     ("还剩俩月怎么复习", "还剩两个月怎么复习"),
+    ("近视六百 散光一百五", "近视600 散光150"),
+    ("a 1.5 million loan", "a 1,500,000 loan"),
+    ("ten thousand steps a day", "10000 steps a day"),
+    ("the standup moves to 6pm", "the standup moves to 18:00"),
     ("the store on Fifth Avenue", "the store on 5th Avenue"),
 ])
 def test_a_chinese_numeral_or_an_ordinal_word_is_the_number_its_digits_are(cached, new):
@@ -369,6 +373,7 @@ def test_a_chinese_numeral_or_an_ordinal_word_is_the_number_its_digits_are(cache
 
 @pytest.mark.parametrize("cached,new", [
     ("第二个方向推荐什么教程", "第三个方向推荐什么教程"),
+    ("it drops every evening around 8pm", "it drops every morning around 8am"),
     ("explain the second step in more detail", "explain the third step in more detail"),
     ("三年期国债怎么买", "五年期国债怎么买"),
 ])
