@@ -86,6 +86,17 @@ _HOUR = re.compile(r"\b(\d{1,2}):00\b")
 # "1.5 million", "ten thousand", "2 bn": the quantity they make, as 1.5万 and 2k are
 _SCALED = re.compile(r"\b(\d+(?:\.\d+)?|%s)\s+(hundred|thousand|million|billion)\b" % "|".join(EN_SMALL))
 _SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
+# a bound on a quantity, said with or without a negation ("no more than $150", "under $150", 不超过1500, 1500以内):
+# one word per direction, so the negation in "no more than" / 不超过 is not read as an exclusion
+BOUNDS = frozenset({"atmost", "atleast"})
+_MONEY_SIGN = r"(?:[$€£¥]\s*)?"
+_AT_MOST = re.compile(r"\b(?:(?:no|not) (?:more|higher|greater|over) than|not (?:over|above|exceeding)|under|below|"
+                      r"less than|up to|at most|max(?:imum)?|within)\s+(?=%s\d)" % _MONEY_SIGN)
+_AT_LEAST = re.compile(r"\b(?:(?:no|not) (?:less|fewer|lower) than|at least|min(?:imum)?|more than|over|above)\s+"
+                       r"(?=%s\d)" % _MONEY_SIGN)
+_ZH_AT_MOST = re.compile(r"(?:不超过|不多于|不高于|不大于|最多|至多|控制在)\s*(?=\d)")
+_ZH_AT_LEAST = re.compile(r"(?:不少于|不低于|不小于|至少|最少)\s*(?=\d)")
+_ZH_BOUND_AFTER = re.compile(r"(\d+(?:\.\d+)?[^\d\s,.，。、]{0,2}?)\s*(以内|之内|以下|以上)")      # 1500以内, 5年以上
 # a Chinese numeral with a power of ten in it stands for its number wherever it stands (一百五 is 150, 两千五 2500)
 _CN_POWER = re.compile(r"(?<![零〇一二两三四五六七八九十百千万亿])([一二两三四五六七八九十][零〇一二两三四五六七八九十百千万亿]+)"
                        r"(?![零〇一二两三四五六七八九十百千万亿])")
@@ -199,6 +210,7 @@ class Alignment:
     question_changed: bool = False     # another question word of the grammar (为什么 / 怎么: ZH_QUESTIONS)
     # both turns hold a formula, with other operators between the numbers (3x + 7 / 3x - 7, [3,5] / (3,5))
     operators_changed: bool = False
+    bounds_changed: bool = False       # both turns bound a quantity, in other directions ("under" / "over $150")
 
     @property
     def disjoint(self) -> bool:
@@ -221,6 +233,8 @@ class Alignment:
             return "negation"
         if self.operators_changed:
             return "operators"
+        if self.bounds_changed:
+            return "bounds"
         if self.swapped:
             return "roles"
         if self.names_replaced and not self.disjoint:     # nothing kept at all says more: disjoint
@@ -255,6 +269,7 @@ class Alignment:
                 "quantity_changed": self.quantity_changed,
                 "direction_changed": self.direction_changed, "tense_changed": self.tense_changed,
                 "question_changed": self.question_changed, "operators_changed": self.operators_changed,
+                "bounds_changed": self.bounds_changed,
                 "typos": self.typos}
 
 
@@ -267,11 +282,14 @@ def normalise(text: str) -> str:
     text = _ZH_PERCENT.sub(r"\1%", text).replace("%", " percent ")
     text = _HOUR.sub(r"\1", _CLOCK.sub(_clock, text))          # 6pm, 6:00 p.m. and 18:00 are 18
     text = _SCALED.sub(_scaled, text)
+    text = _AT_LEAST.sub(" atleast ", _AT_MOST.sub(" atmost ", text))
     text = _GLUED.sub(" ", _ORDINAL.sub(r"\1", text))
     text = _TIMES_WORD.sub(lambda m: _TIMES[m.group(1)], text)
     if _HAN.search(text):
         text = _CN_QUANTITY.sub(_cn_digits, re.sub("[俩仨]", lambda m: _CN_COLLOQUIAL[m.group(0)], text))
         text = _CN_POWER.sub(_cn_power, text)
+        text = _ZH_BOUND_AFTER.sub(lambda m: (" atleast " if m.group(2) == "以上" else " atmost ") + m.group(1), text)
+        text = _ZH_AT_LEAST.sub(" atleast ", _ZH_AT_MOST.sub(" atmost ", text))
     return text.replace("’", "'").replace("‘", "'")
 
 
@@ -707,6 +725,8 @@ def align(cached: str, new: str) -> Alignment:
     ops_a, ops_b = operators(cached), operators(new)
     # a formula on one side only is worded on the other ("3-5 days" / "3 to 5 days"): the words say what changed
     out.operators_changed = bool(ops_a and ops_b) and ops_a != ops_b
+    bounds_a, bounds_b = [w.text for w in a if w.text in BOUNDS], [w.text for w in b if w.text in BOUNDS]
+    out.bounds_changed = bool(bounds_a and bounds_b) and sorted(bounds_a) != sorted(bounds_b)
     out.question_changed = sorted(ZH_QUESTIONS[w.text] for w in a if w.text in ZH_QUESTIONS) != \
         sorted(ZH_QUESTIONS[w.text] for w in b if w.text in ZH_QUESTIONS)
     out.tense_changed = sorted(w.text for w in a if w.text in TENSE_ASPECT) != \

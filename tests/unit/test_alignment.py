@@ -485,3 +485,16 @@ def test_other_question_words_that_come_still_ask_for_more():
 
 def test_a_closing_tag_question_with_a_particle_after_it_is_still_grammar():
     assert not align("能洗澡吗", "洗澡行不行啊").changed
+
+
+@pytest.mark.parametrize("cached,new", [("headphones under $100", "headphones for no more than $100"),
+                                        ("预算300以内呢", "预算不超过300呢"),
+                                        ("5年以上的经验", "至少5年的经验")])
+def test_a_bound_said_with_or_without_a_negation_is_one_bound(cached, new):
+    alignment = align(cached, new)
+    assert not alignment.negation_changed and not alignment.changed
+
+
+@pytest.mark.parametrize("cached,new", [("a vacuum under 150", "a vacuum over 150"), ("有没有两千以内的", "有没有两千以上的")])
+def test_a_bound_in_the_other_direction_is_vetoed(cached, new):
+    assert align(cached, new).vetoed == "bounds"
