@@ -96,7 +96,7 @@ _AT_LEAST = re.compile(r"\b(?:(?:no|not) (?:less|fewer|lower) than|at least|min(
                        r"(?=%s\d)" % _MONEY_SIGN)
 _ZH_AT_MOST = re.compile(r"(?:不超过|不多于|不高于|不大于|最多|至多|控制在)\s*(?=\d)")
 _ZH_AT_LEAST = re.compile(r"(?:不少于|不低于|不小于|至少|最少)\s*(?=\d)")
-_ZH_BOUND_AFTER = re.compile(r"(\d+(?:\.\d+)?[^\d\s,.，。、]{0,2}?)\s*(以内|之内|以下|以上)")      # 1500以内, 5年以上
+_ZH_BOUND_AFTER = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?[^\d\s,.，。、]{0,2}?)\s*(以内|之内|以下|以上)")      # 1500以内, 5年以上
 # a Chinese numeral with a power of ten in it stands for its number wherever it stands (一百五 is 150, 两千五 2500)
 _CN_POWER = re.compile(r"(?<![零〇一二两三四五六七八九十百千万亿])([一二两三四五六七八九十][零〇一二两三四五六七八九十百千万亿]+)"
                        r"(?![零〇一二两三四五六七八九十百千万亿])")
