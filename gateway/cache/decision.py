@@ -227,7 +227,10 @@ class DecisionPipeline:
         pair = {e["cache_id"]: self._pair_policy(policy, e) for e, _ in found}
         kinds = {e["cache_id"]: conflict(mine, (e.get("tags") or {}).get("active_entities", [])) for e, _ in found}
         near = [(e, s) for e, s in found if s >= pair[e["cache_id"]].candidate]
-        agree = [(e, s) for e, s in near if kinds[e["cache_id"]] is None]
+        # a negation the entities read on one side only, or over other words, is as often a rewording ("without
+        # pills" / "natural ways", "isn't coming through" / "never arrives") as a change: the pair judge decides
+        # (alignment's negation veto, then the model); other values and names are another task
+        agree = [(e, s) for e, s in near if kinds[e["cache_id"]] in (None, "negation")]
         gates: dict = {"candidates": len(hits), "entity_conflicts": sum(k is not None for k in kinds.values())}
         if not agree:
             if near:

@@ -85,3 +85,27 @@ def test_a_domain_without_direct_hits_judges_one_candidate(pipeline, monkeypatch
     decision = pipeline.decide(CacheRequest("acme", "s4", user(PROBE), store=False))
     # no candidate could pass (every pair policy is at least as strict as the request's): one is enough
     assert decision.reason == "policy:no_direct_hit" and len(calls) == 1 and "tried" not in decision.gates
+
+
+NO_PILLS = "What can I do to sleep better without taking pills?"
+NATURAL = "What are some natural ways to sleep better?"
+
+
+def test_an_entity_negation_on_one_side_only_goes_to_the_pair_judge(pipeline, monkeypatch):
+    # the entities read "pills" as excluded on one side only: as often a rewording as a change, so the judge
+    # (alignment's negation veto, then the model) decides instead of a conflict stopping the pair
+    pipeline.warm(CacheRequest("acme", "s5", user(NO_PILLS)), "Keep a regular schedule, cut caffeine after noon, "
+                  "dim the lights an hour before bed and keep the bedroom cool.", "session")
+    seen = judged_as(pipeline, monkeypatch, lambda n: "same")
+    decision = pipeline.decide(CacheRequest("acme", "s5", user(NATURAL), store=False))
+    assert seen == [NO_PILLS] and decision.outcome == "HIT", decision.reason
+    assert decision.gates["entity_conflicts"] == 1
+
+
+def test_another_value_still_stops_the_pair_before_the_judge(pipeline, monkeypatch):
+    pipeline.warm(CacheRequest("acme", "s6", user("Plan a 3 day trip to Kyoto for 2000 dollars.")),
+                  "Day 1: Fushimi Inari. Day 2: Arashiyama. Day 3: Nara.", "session")
+    seen = judged_as(pipeline, monkeypatch, lambda n: "same")
+    decision = pipeline.decide(CacheRequest("acme", "s6", user("Plan a 3 day trip to Kyoto for 3000 dollars."),
+                                            store=False))
+    assert seen == [] and decision.reason == "entities:conflict" and decision.gates["conflict"] == "value"
