@@ -679,15 +679,20 @@ def _typos_dropped(gone: list[str], came: list[str]) -> tuple[list[str], list[st
 # slash between words (e-mail, days/week, 7-year-old, GPT-4); a bracket pair around a numeric interval or formula
 _BINARY = re.compile(r"(?:(?<=\d)|(?<=(?<![a-z])[a-z]))\s*([-+*/×÷=<>≤≥≠^]|[<>!=]=)\s*(?=-?\d|[a-z](?![a-z]))", re.I)
 _BRACKETED = re.compile(r"([(\[])\s*-?\d[\d\s.,;+\-*/^=<>]*(?:[a-z](?![a-z])[\d\s.,;+\-*/^=<>]*)*([)\]])", re.I)
+# a code operator written as a term ("== and ===", "!= vs !==", "&& or ||"): what the question is about (not an
+# arrow, -> or =>, which chat uses between notes)
+_CODE_OPERATOR = re.compile(r"(?<![=!<>&|+*/-])(===|!==|==|!=|<=|>=|&&|\|\||\+=|-=|\*=|/=|<<|>>|\+\+)"
+                            r"(?![=!<>&|+*/-])")
 _MATH_FORMS = str.maketrans({"²": "^2", "³": "^3", "−": "-", "–": "-", "∕": "/"})
 
 
 def operators(text: str) -> tuple[str, ...]:
-    """The operators of the formulas in a turn, in order (3x + 7 = 22: + =; [3,5]: [ ])."""
+    """The operators of the formulas in a turn, in order (3x + 7 = 22: + =; [3,5]: [ ]; "== and ===": == ===)."""
     text = unicodedata.normalize("NFKC", text[:MAX_ALIGN_CHARS].translate(_MATH_FORMS))
     found = [(m.start(1), m.group(1)) for m in _BINARY.finditer(text)]
     found += [(m.start(k), m.group(k)) for m in _BRACKETED.finditer(text) for k in (1, 2)]
-    return tuple(op for _, op in sorted(found))
+    found += [(m.start(1), m.group(1)) for m in _CODE_OPERATOR.finditer(text)]
+    return tuple(op for _, op in sorted(dict(found).items()))
 
 
 def align(cached: str, new: str) -> Alignment:

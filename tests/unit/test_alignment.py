@@ -498,3 +498,8 @@ def test_a_bound_said_with_or_without_a_negation_is_one_bound(cached, new):
 @pytest.mark.parametrize("cached,new", [("a vacuum under 150", "a vacuum over 150"), ("有没有两千以内的", "有没有两千以上的")])
 def test_a_bound_in_the_other_direction_is_vetoed(cached, new):
     assert align(cached, new).vetoed == "bounds"
+
+
+def test_another_code_operator_asked_about_is_vetoed_and_an_arrow_is_not_one():
+    assert align("JavaScript里==和===有什么区别？", "JavaScript里!=和!==有什么区别？").vetoed == "operators"
+    assert not align("notes -> office opens March 1", "notes: office opens March 1").operators_changed
