@@ -142,8 +142,10 @@ def _extract(text: str) -> tuple[tuple, tuple, frozenset]:
     used = bytearray(len(text))
     for m in _NUM_UNIT.finditer(text):
         used[m.start():m.end()] = b"\x01" * (m.end() - m.start())
-    bare = [m.group(0) for m in _BARE_NUMBER.finditer(text)
-            if not used[m.start()] and m.group(0) != keyed.get("money")]
+    # the bare numbers in their order (5/8 is not 8/5), each once (a rewording may name one twice), without one,
+    # which is what an article says (一个列表 / "a list"), as alignment reads it
+    bare = dict.fromkeys(m.group(0) for m in _BARE_NUMBER.finditer(text)
+                         if not used[m.start()] and m.group(0) != keyed.get("money") and m.group(0) != "1")
     if bare:
         keyed["numbers"] = ",".join(bare)
     named: list[tuple[int, str]] = []           # (position, key): named entities keep their order

@@ -32,6 +32,7 @@ _EN_UNITS = re.compile(r"\s+(?:people|persons?|adults?|kids?|children|guests?|da
 _K_SUFFIX = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*([kKwW]|万)(?![a-zA-Z])")
 _CN_UNIT_AFTER = re.compile(r"(?:天|晚|夜|人|位|个|年|次|点|条|周|星期|小时|分钟|间|星|万|千|百|元|块|岁|公里|件|份|张|倍|层|"
                             r"杯|号|日|月)")
+_ZH_PERCENT = re.compile(r"百分之(\d+(?:\.\d+)?|[零〇一二两三四五六七八九十百]+)")      # 百分之七十九 is 79%
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 _CURRENCY = re.compile(r"([$€£¥￥])\s*(\d[\d.]*)")
 _CURRENCY_NAMES = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "CNY", "￥": "CNY"}
@@ -121,8 +122,12 @@ def normalize_numbers(text: str) -> str:
         if not _CN_UNIT_AFTER.match(match.string, match.end()) and (len(span) < 2 or not has_digit):
             return span
         value = chinese_number(span)
-        return span if value is None else str(value)
+        if value is None:
+            return span
+        # right after digits (10万一年: 100000 + 一年) the number stands apart, not glued into 1000001
+        return (" " if match.start() and match.string[match.start() - 1].isdigit() else "") + str(value)
 
+    text = _ZH_PERCENT.sub(lambda m: f"{m.group(1) if m.group(1)[0].isdigit() else chinese_number(m.group(1))}%", text)
     text = _CN_NUM.sub(cn, text)
 
     def en(match: re.Match) -> str:

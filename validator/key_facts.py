@@ -102,7 +102,10 @@ def _cn_quantity(match: re.Match) -> str:
     if not before_measure and (len(run) < 2 or not has_digit):
         return run
     value = chinese_number(run)
-    return run if value is None else str(value)
+    if value is None:
+        return run
+    # right after digits (10万一年: 100000 + 一年) the number stands apart, not glued into 1000001
+    return (" " if match.start() and match.string[match.start() - 1].isdigit() else "") + str(value)
 
 
 def normalize(text: str) -> str:

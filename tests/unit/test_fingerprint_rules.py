@@ -73,3 +73,17 @@ def test_a_negated_comparative_is_a_limit_not_an_excluded_item(text, negated):
 ])
 def test_conflicts(a, b, conflict):
     assert conflicts(a, b) is conflict
+
+
+@pytest.mark.parametrize("a,b", [
+    ("放10万一年能拿多少", "十万块投一年，收益大概多少"),                 # not 100000 + 一年 glued into 1000001
+    ("电池健康百分之七十九，在哪换", "电池健康79%，在哪换"),
+    ("Python怎么把一个列表按每5个一组切分？", "Python中如何将列表每5个元素分成一组？"),     # one is an article
+    ("Integer 127==127 true but 128==128 false, why?", "Integer: 127 is equal but 128 is not, why?"),
+])
+def test_one_quantity_written_another_way_is_no_value_conflict(a, b):
+    assert not conflicts(active_entities([a]), active_entities([b]))
+
+
+def test_bare_numbers_keep_their_order():
+    assert conflicts(active_entities(["what about 5/8?"]), active_entities(["what about 8/5?"]))
