@@ -115,7 +115,9 @@ def test_one_signal_from_another_user_demotes(auto):
 
 
 def test_that_is_wrong_after_a_promoted_hit_demotes_it(auto):
-    question = f"How do I reset my password on the mobile app, version {uuid.uuid4().int % 90 + 10}?"
+    # a support question the domain head reads as customer_support for every number (a "version N" of an
+    # app is code_qa for about one number in five, where nothing is promoted)
+    question = f"How do I change the email address on my account, membership number {uuid.uuid4().int % 90 + 10}?"
     u, first = promoted(auto, question)
     h, text = ask(auto, question, u[3])
     assert h["x-cache"] == "HIT"
