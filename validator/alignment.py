@@ -112,7 +112,7 @@ _CN_NUMBER = re.compile(r"^[零〇一二两三四五六七八九十百千万亿]
 ZH_UNITS = "年月天日号周晚夜岁个位人元块次小分秒倍层张份杯度级期套集章节款件本条门台部"
 _CN_QUANTITY = re.compile(r"(?<![零〇一二两三四五六七八九十百千万亿周期拜])([零〇一二两三四五六七八九十][零〇一二两三四五六七八九十百千万亿]*)"
                           r"(?=[%s公里米斤])" % ZH_UNITS)
-_CN_COLLOQUIAL = {"俩": "两个", "仨": "三个"}
+_CN_COLLOQUIAL = str.maketrans({"俩": "两个", "仨": "三个"})
 _NUMERAL_HEAD = re.compile(r"^([零〇一二两三四五六七八九十百千万亿]+|\d+(?:\.\d+)?)(.*)$")
 # measure words: grammar after a numeral ("一个", "三款"), where the unit words (天, 元, 人) carry meaning
 ZH_CLASSIFIERS = frozenset("个 款 份 下 点 些 种 件 本 张 家 位 次 条 只 把 台 部 篇 段 句 项 套 遍 封 趟 番 顿 场 回 眼 首 道 "
@@ -221,8 +221,7 @@ class Alignment:
     def changed(self) -> bool:
         return bool(self.removed or self.added or self.reordered or self.numbers_changed or self.negation_changed
                     or self.persons_changed or self.direction_changed or self.tense_changed or self.question_changed
-                    or self.quantity_changed
-                    or self.operators_changed)
+                    or self.quantity_changed or self.operators_changed)
 
     @property
     def vetoed(self) -> str | None:
@@ -286,7 +285,7 @@ def normalise(text: str) -> str:
     text = _GLUED.sub(" ", _ORDINAL.sub(r"\1", text))
     text = _TIMES_WORD.sub(lambda m: _TIMES[m.group(1)], text)
     if _HAN.search(text):
-        text = _CN_QUANTITY.sub(_cn_digits, re.sub("[俩仨]", lambda m: _CN_COLLOQUIAL[m.group(0)], text))
+        text = _CN_QUANTITY.sub(_cn_digits, text.translate(_CN_COLLOQUIAL))
         text = _CN_POWER.sub(_cn_power, text)
         text = _ZH_BOUND_AFTER.sub(lambda m: (" atleast " if m.group(2) == "以上" else " atmost ") + m.group(1), text)
         text = _ZH_AT_LEAST.sub(" atleast ", _ZH_AT_MOST.sub(" atmost ", text))
