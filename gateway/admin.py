@@ -50,6 +50,7 @@ async def feedback(request: Request, settings: Settings, cache: SemanticCache, m
         raise invalid("'session_id' must be a string", "session_id")
     if session:
         session = check_text_id(session[:256], "session_id")      # as chat requests' session ids are kept
+    await cache.written(cache_id)                         # its answer may have been sent a moment ago
     entry = await asyncio.to_thread(cache.store.get, cache_id)
     if entry is None or entry["tenant"] != tenant:        # another tenant's entry does not exist for this caller
         raise _not_found(cache_id)
@@ -70,6 +71,7 @@ async def feedback(request: Request, settings: Settings, cache: SemanticCache, m
 @delete("/admin/sessions/{session_id:str}", guards=[admin_guard], status_code=200,
         summary="Invalidate every entry of a session (admin)")
 async def delete_session(session_id: str, cache: SemanticCache, tenant: str | None = None) -> dict:
+    await cache.settle()           # answers still being written count
     check_text_id(session_id, "session_id")
     if tenant:
         check_text_id(tenant, "tenant")
@@ -80,6 +82,7 @@ async def delete_session(session_id: str, cache: SemanticCache, tenant: str | No
 @post("/admin/invalidate", guards=[admin_guard], status_code=200,
       summary="Invalidate entries by cache_id, session_id, tenant, intent_domain or system_prompt_version (admin)")
 async def invalidate(request: Request, cache: SemanticCache) -> dict:
+    await cache.settle()           # answers still being written count
     body = decode_json_object(await request.body())
     unknown = set(body) - set(INVALIDATE_KEYS)
     if unknown:
@@ -115,6 +118,7 @@ async def warmup(request: Request, cache: SemanticCache, settings: Settings) -> 
 
 
 async def _set_scope(cache_id: str, scope: str, action: str, cache: SemanticCache, metrics: GatewayMetrics) -> dict:
+    await cache.settle()           # answers still being written count
     if not is_cache_id(cache_id) or not await asyncio.to_thread(cache.store.promote_scope, cache_id, scope):
         raise _not_found(cache_id)
     metrics.promotions.labels(action).inc()
@@ -137,6 +141,7 @@ async def demote(cache_id: str, cache: SemanticCache, metrics: GatewayMetrics) -
 @get("/admin/entries/{cache_id:str}/events", guards=[admin_guard],
      summary="An entry's history: ready, hits, feedback, invalidation (admin)")
 async def get_entry_events(cache_id: str, cache: SemanticCache) -> dict:
+    await cache.settle()           # answers still being written count
     if not is_cache_id(cache_id):
         raise _not_found(cache_id)
     return {"cache_id": cache_id, "events": await asyncio.to_thread(entry_events, cache.store, cache_id)}
@@ -144,6 +149,7 @@ async def get_entry_events(cache_id: str, cache: SemanticCache) -> dict:
 
 @get("/admin/entries", guards=[admin_guard], summary="List entries, newest first, with filters (admin)")
 async def list_entries(request: Request, cache: SemanticCache) -> dict:
+    await cache.settle()           # answers still being written count
     params = request.query_params
     unknown = set(params) - set(ENTRY_FILTERS) - {"limit", "offset", "q"}
     if unknown:
@@ -168,6 +174,7 @@ async def list_entries(request: Request, cache: SemanticCache) -> dict:
 async def list_promotions(cache: SemanticCache, settings: Settings,
                           wanted: str = Parameter(query="state", default="shadow,promoted"),
                           tenant: str | None = None, limit: int = 100) -> dict:
+    await cache.settle()           # answers still being written count
     states = [s.strip() for s in wanted.split(",") if s.strip()]
     bad = [s for s in states if s not in PROMOTION_STATES]
     if bad or not states:
@@ -197,6 +204,7 @@ def _last_user_turn(entry: dict) -> str:
 
 @get("/admin/entries/{cache_id:str}", guards=[admin_guard], summary="One entry (admin)")
 async def get_entry(cache_id: str, cache: SemanticCache) -> dict:
+    await cache.settle()           # answers still being written count
     entry = await asyncio.to_thread(cache.store.get, cache_id) if is_cache_id(cache_id) else None
     if entry is None:
         raise _not_found(cache_id)
@@ -205,6 +213,7 @@ async def get_entry(cache_id: str, cache: SemanticCache) -> dict:
 
 @get("/admin/stats", guards=[admin_guard], summary="Cache and gateway statistics (admin)")
 async def admin_stats(state: State, metrics: GatewayMetrics, upstream: ReplicaSet) -> dict:
+    await state.cache.settle()           # answers still being written count
     errors = {s.labels["kind"]: s.value for m in metrics.upstream_errors.collect() for s in m.samples
               if s.name.endswith("_total")}
     return {"uptime_s": round(time.monotonic() - state.started, 1), "backend": upstream.name,

@@ -299,7 +299,7 @@ class ChatTurn:
             text, usage, complete = "", {}, False
         self._count_backend_usage(usage)
         if complete and cache_id:
-            written = await self._write(decision, text, usage, cache_id)
+            written = self._write(decision, text, usage, cache_id)
         land({"text": text, "model": usage.get("model"), "usage": usage, "cache_id": written} if complete else None)
         await self.cache.served(req, decision.outcome, written, text)
         self.done(decision.outcome)
@@ -347,7 +347,7 @@ class ChatTurn:
     async def _relay(self, response: httpx.Response, decision: Decision, cache_id: str | None,
                      capture: StreamCapture, land) -> AsyncIterator[bytes]:
         """SSE from the backend, chunk by chunk, read as it passes; a client disconnect closes the upstream.
-        The answer is written before `[DONE]` goes out, so the client's next turn finds it."""
+        The answer's write starts when the backend's stream completes; the session's next turn waits for it."""
         finished = False
         try:
             async for chunk in response.aiter_raw():
@@ -380,7 +380,7 @@ class ChatTurn:
         self._count_backend_usage(usage)
         written = None
         if capture.complete and cache_id:
-            written = await self._write(decision, capture.text, usage, cache_id)
+            written = self._write(decision, capture.text, usage, cache_id)
         land({"text": capture.text, "model": capture.model, "usage": usage, "cache_id": written}
              if capture.complete else None)
         await self.cache.served(self.req, decision.outcome, written, capture.text)
@@ -391,9 +391,13 @@ class ChatTurn:
         self.cache.saved(int(cached), 0)
         self.upstream.observe_usage(self.replica, usage)
 
-    async def _write(self, decision: Decision, text: str, usage: dict, cache_id: str) -> str | None:
-        # fails open: a failed write only loses the entry (the answer is already on its way)
-        return await self.cache.write(self.req, decision, text, usage, cache_id)
+    def _write(self, decision: Decision, text: str, usage: dict, cache_id: str) -> str | None:
+        """Start writing a complete answer (it finishes after the response; SemanticCache.write_later) and
+        return the id it is written under; None when nothing will be written."""
+        if not (self.cache.touchable(self.req) and self.cache.pipeline.writable(self.req, decision, text)):
+            return None
+        self.cache.write_later(self.req, decision, text, usage, cache_id)
+        return cache_id
 
 
 @post("/v1/chat/completions", status_code=200, summary="Create a chat completion (OpenAI-compatible, cached)")

@@ -390,12 +390,19 @@ class DecisionPipeline:
                         answer_tokens=int(usage.get("completion_tokens") or 0), state=state, cache_id=cache_id,
                         request_hash=req.request_hash, usage=usage)
 
-    def write(self, req: CacheRequest, decision: Decision, answer: str, usage: dict | None,
-              cache_id: str | None = None) -> str | None:
+    @staticmethod
+    def writable(req: CacheRequest, decision: Decision, answer: str) -> bool:
+        """Whether `write` stores this answer (a duplicate of the session's live entry aside)."""
         if not (decision.cacheable and req.store and answer.strip()):
-            return None
+            return False
         if "\x00" in answer:             # served as the backend sent it, but not stored: text cannot hold NUL
             log.info("answer not cached: it contains a NUL character")
+            return False
+        return True
+
+    def write(self, req: CacheRequest, decision: Decision, answer: str, usage: dict | None,
+              cache_id: str | None = None) -> str | None:
+        if not self.writable(req, decision, answer):
             return None
         fp = decision.fingerprint or self.fingerprinter.fingerprint(req.messages)     # exact mode decides without
         state = "ready" if self.store.config.ready_delay_s <= 0 else "pending"

@@ -61,6 +61,9 @@ def load_gates(embedding_model: str = "e5-small", models_dir: Path | None = None
     return fingerprinter, judge, policies
 
 
+WRITE_WAIT_S = 5.0            # the longest a request waits for an earlier answer's write (a stuck database)
+
+
 class SemanticCache:
     def __init__(self, pipeline: DecisionPipeline, metrics: GatewayMetrics, breaker: CircuitBreaker | None = None):
         self.pipeline = pipeline
@@ -71,6 +74,9 @@ class SemanticCache:
         # identical requests in flight: followers wait for the leader's answer instead of computing it again
         self.flights: dict[tuple, asyncio.Future] = {}
         self._background: set[asyncio.Task] = set()
+        # answers being written after their response went out: by cache id, and by session (the last one)
+        self._writing: dict[str, asyncio.Task] = {}
+        self._session_writes: dict[tuple, asyncio.Task] = {}
         self.evidence_judge = EvidenceJudge(pipeline.fingerprinter.encoder, pipeline.extractor, pipeline.promotion)
 
     @classmethod
@@ -96,6 +102,7 @@ class SemanticCache:
 
     async def decide(self, req: CacheRequest) -> Decision:
         """The decision, or BYPASS when the cache cannot decide: it never raises for a dependency failure."""
+        await self.settle(req)
         go, probe = self.breaker.allow()
         if not go:
             dependency = self.breaker.last_dependency or "store"
@@ -181,6 +188,45 @@ class SemanticCache:
             return
         if "evidence" in decision.timings_ms:
             self.metrics.decision_seconds.labels("evidence").observe(decision.timings_ms["evidence"] / 1e3)
+
+    def write_later(self, req: CacheRequest, decision: Decision, text: str, usage: dict, cache_id: str) -> None:
+        """Write a forwarded answer without holding its response: the write (20-60 ms under load: key facts,
+        the insert, the commit) ran between the backend's answer and the client, as the tail of every forwarded
+        request. What the synchronous write guaranteed stays: the session's next decision, a feedback on
+        `cache_id` and the admin reads wait for it (`settle`, `written`)."""
+        task = asyncio.get_running_loop().create_task(self.write(req, decision, text, usage, cache_id))
+        self._writing[cache_id] = task
+        key = (req.tenant, req.session_id) if req.session_id else None
+        if key is not None:
+            self._session_writes[key] = task
+        self._background.add(task)
+
+        def done(_: asyncio.Task) -> None:
+            self._background.discard(task)
+            if self._writing.get(cache_id) is task:
+                del self._writing[cache_id]
+            if key is not None and self._session_writes.get(key) is task:
+                del self._session_writes[key]
+        task.add_done_callback(done)
+
+    async def settle(self, req: CacheRequest | None = None) -> None:
+        """Wait for the writes a decision must see: the same session's (its next turn finds its last answer,
+        and a "that's wrong" finds the entry); every write under way when new answers are servable at once
+        (ready_delay_s 0) or for a reader of the whole store (req None: admin routes). With a ready delay no
+        decision could serve another session's answer that young, so none is waited for."""
+        if req is None or self.store.config.ready_delay_s <= 0:
+            tasks = set(self._writing.values())
+        else:
+            task = self._session_writes.get((req.tenant, req.session_id)) if req.session_id else None
+            tasks = {task} if task is not None else set()
+        if tasks:
+            await asyncio.wait(tasks, timeout=WRITE_WAIT_S)
+
+    async def written(self, cache_id: str) -> None:
+        """Wait for the write of `cache_id` if it is under way (a feedback may follow its response at once)."""
+        task = self._writing.get(cache_id)
+        if task is not None:
+            await asyncio.wait({task}, timeout=WRITE_WAIT_S)
 
     async def write(self, req: CacheRequest, decision: Decision, text: str, usage: dict, cache_id: str) -> str | None:
         """Write a forwarded answer; a failure only loses the entry (the answer is already on its way)."""
