@@ -26,6 +26,34 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+@contextlib.contextmanager
+def app_server(app, timeout: float = 180):
+    """A gateway app served by uvicorn on a loopback port in this process (so a test can reach into it):
+    yields its URL once /readyz answers 200, and stops it afterwards."""
+    import threading
+
+    import uvicorn
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if httpx.get(url + "/readyz", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        assert time.monotonic() < deadline and thread.is_alive(), "the in-process gateway did not start"
+        time.sleep(0.3)
+    try:
+        yield url
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
 class RunningServer:
     def __init__(self, args: list[str], env: dict | None = None, ready_path: str = "/healthz", timeout: float = 120):
         self.port = free_port()

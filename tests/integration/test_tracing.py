@@ -2,8 +2,6 @@
 this process, so the exporter can be read), in front of `semcache backend` (demo model), driven with the
 openai client. A HIT's span tree is request -> decide -> stages, with no upstream call; a PARTIAL's has the
 upstream call too; the decision record is on the request span."""
-import threading
-import time
 import uuid
 
 import httpx
@@ -18,7 +16,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from gateway.app import create_app  # noqa: E402
 from gateway.settings import Settings  # noqa: E402
 from gateway.tracing import Tracing  # noqa: E402
-from tests.conftest import ADMIN_TOKEN, free_port, fresh_dirs  # noqa: E402
+from tests.conftest import ADMIN_TOKEN, app_server, fresh_dirs  # noqa: E402
 
 ROOT_SPAN = "POST /v1/chat/completions"
 SYSTEM = {"role": "system", "content": "You are a careful travel planner. Keep plans realistic and within the "
@@ -30,31 +28,14 @@ KYOTO_ANSWER = ("Day 1: Fushimi Inari shrine and Gion. Day 2: Arashiyama bamboo 
 
 @pytest.fixture(scope="module")
 def traced_gateway(demo_backend):
-    import uvicorn
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     dirs = fresh_dirs()
     settings = Settings(backend_url=demo_backend.url + "/v1", admin_token=ADMIN_TOKEN, ready_delay_s=0.0,
                         data_dir=dirs["SEMCACHE_DATA_DIR"], models_dir=dirs["SEMCACHE_MODELS_DIR"])
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(settings, tracing=Tracing(provider)), host="127.0.0.1",
-                                           port=port, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 180
-    while True:
-        try:
-            if httpx.get(url + "/readyz", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        assert time.monotonic() < deadline and thread.is_alive(), "the traced gateway did not start"
-        time.sleep(0.3)
-    yield url, exporter
-    server.should_exit = True
-    thread.join(timeout=30)
+    with app_server(create_app(settings, tracing=Tracing(provider))) as url:
+        yield url, exporter
 
 
 def chat(url: str, messages: list[dict], session: str):

@@ -4,7 +4,6 @@ the openai client. The store's write is held on an event, so the order is what i
 response comes back while its write is still held; the session's next turn, a feedback on the answer's id and
 the admin reads wait for the write; another session does not, when new answers are not servable at once."""
 import threading
-import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
@@ -14,7 +13,7 @@ import pytest
 
 from gateway.app import create_app
 from gateway.settings import Settings
-from tests.conftest import ADMIN_TOKEN, free_port, fresh_dirs
+from tests.conftest import ADMIN_TOKEN, app_server, fresh_dirs
 
 QUESTION = "How do I descale a home espresso machine with citric acid?"
 HELD_S = 60.0            # a held write is released by the test long before this; the bound only ends a hang
@@ -47,36 +46,16 @@ class HeldWrites:
         self.gate.set()
 
 
-def serve(app) -> tuple[str, object]:
-    import uvicorn
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 180
-    while True:
-        try:
-            if httpx.get(url + "/readyz", timeout=2).status_code == 200:
-                return url, (server, thread)
-        except httpx.HTTPError:
-            pass
-        assert time.monotonic() < deadline and thread.is_alive(), "the gateway did not start"
-        time.sleep(0.3)
-
-
 @pytest.fixture(params=[0.0, 30.0], ids=["servable-at-once", "ready-delay"])
 def gateway(request, demo_backend):
     dirs = fresh_dirs()
     settings = Settings(backend_url=demo_backend.url + "/v1", admin_token=ADMIN_TOKEN, ready_delay_s=request.param,
                         data_dir=dirs["SEMCACHE_DATA_DIR"], models_dir=dirs["SEMCACHE_MODELS_DIR"])
     app = create_app(settings)
-    url, (server, thread) = serve(app)
-    held = HeldWrites(app.state.cache.pipeline)
-    yield url, held, request.param
-    held.release()
-    server.should_exit = True
-    thread.join(timeout=30)
+    with app_server(app) as url:
+        held = HeldWrites(app.state.cache.pipeline)
+        yield url, held, request.param
+        held.release()
 
 
 def ask(url: str, session: str, text: str = QUESTION):
@@ -120,8 +99,8 @@ def test_a_feedback_right_after_the_answer_finds_its_entry(gateway):
     headers = answered(url, f"s-{uuid.uuid4().hex[:8]}", QUESTION + " (feedback)")
     assert held.started.acquire(timeout=HELD_S) and held.finished == 0
     with ThreadPoolExecutor(1) as pool:
-        sent = pool.submit(httpx.post, f"{url}/v1/feedback", json={"cache_id": headers["x-cache-id"], "signal": "positive"},
-                           timeout=HELD_S)
+        vote = {"cache_id": headers["x-cache-id"], "signal": "positive"}
+        sent = pool.submit(httpx.post, f"{url}/v1/feedback", json=vote, timeout=HELD_S)
         held.release()
         response = sent.result(timeout=HELD_S)
     assert response.status_code == 200, response.text
