@@ -190,10 +190,10 @@ class SemanticCache:
             self.metrics.decision_seconds.labels("evidence").observe(decision.timings_ms["evidence"] / 1e3)
 
     def write_later(self, req: CacheRequest, decision: Decision, text: str, usage: dict, cache_id: str) -> None:
-        """Write a forwarded answer without holding its response: the write (20-60 ms under load: key facts,
-        the insert, the commit) ran between the backend's answer and the client, as the tail of every forwarded
-        request. What the synchronous write guaranteed stays: the session's next decision, a feedback on
-        `cache_id` and the admin reads wait for it (`settle`, `written`)."""
+        """Write a forwarded answer without holding its response: the write (key facts, the insert, the commit)
+        had sat between the backend's answer and the client on every forwarded request. What the write before
+        the response guaranteed stays: the session's next decision, a feedback on `cache_id` and the admin
+        reads wait for it (`settle`, `written`)."""
         task = asyncio.get_running_loop().create_task(self.write(req, decision, text, usage, cache_id))
         self._writing[cache_id] = task
         key = (req.tenant, req.session_id) if req.session_id else None
