@@ -64,6 +64,11 @@ def load_gates(embedding_model: str = "e5-small", models_dir: Path | None = None
 WRITE_WAIT_S = 5.0            # the longest a request waits for an earlier answer's write (a stuck database)
 
 
+async def _wait_for(tasks: list[asyncio.Task]) -> None:
+    if tasks:
+        await asyncio.wait(tasks, timeout=WRITE_WAIT_S)
+
+
 class SemanticCache:
     def __init__(self, pipeline: DecisionPipeline, metrics: GatewayMetrics, breaker: CircuitBreaker | None = None):
         self.pipeline = pipeline
@@ -74,9 +79,8 @@ class SemanticCache:
         # identical requests in flight: followers wait for the leader's answer instead of computing it again
         self.flights: dict[tuple, asyncio.Future] = {}
         self._background: set[asyncio.Task] = set()
-        # answers being written after their response went out: by cache id, and by session (the last one)
-        self._writing: dict[str, asyncio.Task] = {}
-        self._session_writes: dict[tuple, asyncio.Task] = {}
+        # answers being written after their response went out: cache id -> (tenant, session id), task
+        self._writing: dict[str, tuple[tuple, asyncio.Task]] = {}
         self.evidence_judge = EvidenceJudge(pipeline.fingerprinter.encoder, pipeline.extractor, pipeline.promotion)
 
     @classmethod
@@ -124,10 +128,7 @@ class SemanticCache:
         if self.pipeline.wants_evidence(decision):
             # the evidence match never changes this outcome: it runs while the backend answers, and the write
             # waits for it (under load it took up to 48 ms at the front of forwarded requests)
-            task = asyncio.get_running_loop().create_task(self._find_evidence(req, decision))
-            decision.evidence_pending = task
-            self._background.add(task)               # held until done, even when the request ends first
-            task.add_done_callback(self._background.discard)
+            decision.evidence_pending = self._spawn(self._find_evidence(req, decision))
         feedback = decision.implicit_feedback
         if feedback:
             self.metrics.feedback.labels(feedback["signal"], "implicit").inc()
@@ -194,39 +195,24 @@ class SemanticCache:
         had sat between the backend's answer and the client on every forwarded request. What the write before
         the response guaranteed stays: the session's next decision, a feedback on `cache_id` and the admin
         reads wait for it (`settle`, `written`)."""
-        task = asyncio.get_running_loop().create_task(self.write(req, decision, text, usage, cache_id))
-        self._writing[cache_id] = task
-        key = (req.tenant, req.session_id) if req.session_id else None
-        if key is not None:
-            self._session_writes[key] = task
-        self._background.add(task)
-
-        def done(_: asyncio.Task) -> None:
-            self._background.discard(task)
-            if self._writing.get(cache_id) is task:
-                del self._writing[cache_id]
-            if key is not None and self._session_writes.get(key) is task:
-                del self._session_writes[key]
-        task.add_done_callback(done)
+        task = self._spawn(self.write(req, decision, text, usage, cache_id))
+        self._writing[cache_id] = ((req.tenant, req.session_id), task)
+        task.add_done_callback(lambda _: self._writing.pop(cache_id, None))
 
     async def settle(self, req: CacheRequest | None = None) -> None:
         """Wait for the writes a decision must see: the same session's (its next turn finds its last answer,
         and a "that's wrong" finds the entry); every write under way when new answers are servable at once
         (ready_delay_s 0) or for a reader of the whole store (req None: admin routes). With a ready delay no
         decision could serve another session's answer that young, so none is waited for."""
-        if req is None or self.store.config.ready_delay_s <= 0:
-            tasks = set(self._writing.values())
-        else:
-            task = self._session_writes.get((req.tenant, req.session_id)) if req.session_id else None
-            tasks = {task} if task is not None else set()
-        if tasks:
-            await asyncio.wait(tasks, timeout=WRITE_WAIT_S)
+        everything = req is None or self.store.config.ready_delay_s <= 0
+        session = None if req is None else (req.tenant, req.session_id)
+        await _wait_for([task for key, task in self._writing.values()
+                         if everything or (req.session_id and key == session)])
 
     async def written(self, cache_id: str) -> None:
         """Wait for the write of `cache_id` if it is under way (a feedback may follow its response at once)."""
-        task = self._writing.get(cache_id)
-        if task is not None:
-            await asyncio.wait({task}, timeout=WRITE_WAIT_S)
+        pending = self._writing.get(cache_id)
+        await _wait_for([pending[1]] if pending else [])
 
     async def write(self, req: CacheRequest, decision: Decision, text: str, usage: dict, cache_id: str) -> str | None:
         """Write a forwarded answer; a failure only loses the entry (the answer is already on its way)."""
@@ -289,9 +275,14 @@ class SemanticCache:
             except Exception as exc:
                 self.failed(dependency_of(exc), f"{exc.__class__.__name__} in {getattr(fn, '__name__', fn)}",
                             "bookkeeping", exc)
-        task = asyncio.get_running_loop().create_task(run())
+        self._spawn(run())
+
+    def _spawn(self, work) -> asyncio.Task:
+        """A task held until done, even when the request that started it ends first (drained at shutdown)."""
+        task = asyncio.get_running_loop().create_task(work)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+        return task
 
     async def served(self, req: CacheRequest, outcome: str, cache_id: str | None, answer: str | None = None) -> None:
         """Remember the session's last answer, so a regenerate or "that's wrong" can be traced to it (awaited
