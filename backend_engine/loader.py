@@ -13,6 +13,7 @@ import importlib.util
 import json
 import logging
 import os
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,14 +80,20 @@ def prepare_gguf(gguf: Path, out_dir: Path) -> Path:
     log.info("dequantizing %s (first start only)", gguf)
     tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
-    tmp = out_dir.with_name(out_dir.name + ".tmp")
-    tmp.mkdir(parents=True, exist_ok=True)
+    # a name of this process's own: two processes preparing at once never write into one folder
+    tmp = out_dir.with_name(f"{out_dir.name}.{os.getpid()}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
     tied = bool(getattr(model.config, "tie_word_embeddings", False))
     # save_pretrained refuses GGUF-quantized models; the dequantized state dict is all we need
     state = {k: v.contiguous() for k, v in model.state_dict().items() if not (tied and k == "lm_head.weight")}
     save_file(state, str(tmp / "model.safetensors"))
     model.config.save_pretrained(str(tmp))
     tokenizer.save_pretrained(str(tmp))
+    if (out_dir / "model.safetensors").exists() and (out_dir / "config.json").exists():
+        shutil.rmtree(tmp, ignore_errors=True)      # another process finished first
+        return out_dir
+    shutil.rmtree(out_dir, ignore_errors=True)
     tmp.rename(out_dir)
     log.info("prepared %s in %.1fs", out_dir, time.monotonic() - started)
     return out_dir

