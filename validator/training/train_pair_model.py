@@ -34,16 +34,12 @@ sys.path.insert(0, str(HERE.parents[1]))
 sys.path.insert(0, str(HERE))
 
 from build_pairs import build  # noqa: E402
+from fingerprint.encoder import native_bf16  # noqa: E402
 from validator.pair_judge import CARD_FILE, LABELS, PairTokens, decide, prejudge, view  # noqa: E402
 from validator.pair_network import WEIGHTS_FILE, PairNetwork, load_e5, save_trained, trained_state  # noqa: E402
 
 LEAK = 0.005            # at most 0.5% of the validation changes that reach the model may pass as `same`
 BATCH = 32
-
-
-def native_bf16() -> bool:
-    from fingerprint.encoder import native_bf16 as native
-    return native()
 
 
 def e5_folder() -> Path:
@@ -250,7 +246,8 @@ def main() -> None:
         "data": {"pairs": len(rows), "by_source": dict(Counter(r["source"] for r in rows)),
                  "by_split": dict(Counter(r["split"] for r in rows)),
                  "by_label": dict(Counter(r["label"] for r in rows)), "by_lang": dict(Counter(r["lang"] for r in rows))},
-        "epochs": args.epochs, "written_repeat": args.written_repeat, "bf16_autocast": bf16, "train_seconds": round(time.time() - started),
+        "epochs": args.epochs, "written_repeat": args.written_repeat, "bf16_autocast": bf16,
+        "train_seconds": round(time.time() - started),
         "validation": report(rows, val, gate(rows, val, val_probs, threshold)),
         "test": report(rows, test, gate(rows, test, test_probs, threshold)),
     }
