@@ -24,7 +24,7 @@ from gateway.auth import authenticate, operator_guard
 from gateway.cache.promotion import PromotionConfig
 from gateway.cache import SemanticCache
 from gateway.cache.breaker import dependency_of
-from gateway.chat import chat_completions
+from gateway.chat import ChatServices, chat_completions
 from gateway.dashboard import DASHBOARD_HANDLERS
 from gateway.errors import GatewayError
 from gateway.logs import RequestContextMiddleware
@@ -134,6 +134,10 @@ def provide_tracing(state: State) -> Tracing:
     return state.tracing
 
 
+def provide_chat(state: State) -> ChatServices:
+    return state.chat
+
+
 @get("/v1/models", summary="List models (passed through from the backend)")
 async def list_models(request: Request, upstream: ReplicaSet, settings: Settings) -> Response:
     authenticate(request, settings)
@@ -233,6 +237,8 @@ def create_app(settings: Settings | None = None, upstream: Upstream | ReplicaSet
         app.state.upstream.on_retry = lambda error: app.state.metrics.upstream_retries.labels(error).inc()
         app.state.tracing = tracing or Tracing.from_env()
         app.state.cache.pipeline.tracing = app.state.tracing
+        app.state.chat = ChatServices(app.state.upstream, settings, app.state.metrics, app.state.cache,
+                                      app.state.limiter, app.state.tracing)
         upkeep = asyncio.create_task(store_upkeep(app.state.store, settings, app.state.metrics))
         recovery = asyncio.create_task(cache_recovery(app.state.cache))
         health = asyncio.create_task(app.state.upstream.health_loop())
@@ -268,7 +274,8 @@ def create_app(settings: Settings | None = None, upstream: Upstream | ReplicaSet
                       "metrics": Provide(provide_metrics, sync_to_thread=False),
                       "cache": Provide(provide_cache, sync_to_thread=False),
                       "limiter": Provide(provide_limiter, sync_to_thread=False),
-                      "tracing": Provide(provide_tracing, sync_to_thread=False)},
+                      "tracing": Provide(provide_tracing, sync_to_thread=False),
+                      "chat": Provide(provide_chat, sync_to_thread=False)},
         lifespan=[lifespan],
         middleware=[RequestContextMiddleware],
         exception_handlers={GatewayError: _gateway_error, HTTPException: _http_error, SQLAlchemyError: _store_error,

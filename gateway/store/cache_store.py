@@ -7,6 +7,7 @@ Every change that affects search is published, so each replica's index follows.
 """
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import threading
@@ -17,7 +18,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import numpy as np
-from sqlalchemy import Engine, func, or_, select, update
+from sqlalchemy import Engine, bindparam, func, insert, or_, select, update
 from sqlalchemy.orm import sessionmaker
 
 from gateway.index import CandidatePool, EntryTags, SearchFilter, VectorIndex
@@ -88,6 +89,27 @@ def entry_dict(row: CacheEntry) -> dict:
             "created_at": _aware(row.created_at).isoformat(),
             "ready_at": _aware(row.ready_at).isoformat() if row.ready_at else None,
             "last_hit_at": _aware(row.last_hit_at).isoformat() if row.last_hit_at else None}
+
+
+_INSERTED = [c.key for c in CacheEntry.__table__.columns if c.key != "seq"]
+_INSERT = insert(CacheEntry.__table__).returning(CacheEntry.__table__.c.seq)      # built once: it is compiled once
+
+
+@functools.cache
+def _duplicate_query(no_session: bool, same_answer: bool):
+    """The write's duplicate check, built once per form (a bound NULL would never match `= :session_id`)."""
+    query = select(CacheEntry.cache_id).where(
+        CacheEntry.tenant == bindparam("tenant"), CacheEntry.request_hash == bindparam("request_hash"),
+        CacheEntry.session_id.is_(None) if no_session else CacheEntry.session_id == bindparam("session_id"),
+        CacheEntry.scope == bindparam("scope"), CacheEntry.state != "invalid")
+    if same_answer:
+        query = query.where(CacheEntry.answer_text == bindparam("answer_text"))
+    return query.limit(1)
+
+
+def _columns(row: CacheEntry) -> dict:
+    """A new row's values by column, for a Core insert (the database numbers `seq`)."""
+    return {key: getattr(row, key) for key in _INSERTED}
 
 
 def _tags(row) -> EntryTags:
@@ -269,12 +291,14 @@ class CacheStore:
             raise ValueError(f"vector has shape {np.asarray(new.vector).shape}; this store holds {self.config.dim}-d "
                              "vectors (the embedding model changed? run `semcache index rebuild` after migrating)")
         with self._lock:
-            with self.sessions.begin() as db:       # the check and the insert: one connection, one commit
+            # the check and the insert: one connection, one commit; a Core insert, not an ORM flush, since
+            # nothing here needs the unit of work and it took half the write's CPU (docs/benchmarks.md)
+            with self.engine.begin() as db:
                 existing = self._live_duplicate(db, new) if new.request_hash else None
                 if existing:
                     return existing
                 row = self._new_row(new)
-                db.add(row)
+                row.seq = db.execute(_INSERT, _columns(row)).scalar_one()
             self._inserted(row)
             return row.cache_id
 
@@ -282,13 +306,9 @@ class CacheStore:
     def _live_duplicate(db, new: NewEntry) -> str | None:
         """A live entry for the same request in the same session: any, for a fresh answer (concurrent
         misses write once); one with the same answer, for a warm-up (re-running it is idempotent)."""
-        query = select(CacheEntry.cache_id).where(
-            CacheEntry.tenant == new.tenant, CacheEntry.session_id == new.session_id,
-            CacheEntry.request_hash == new.request_hash, CacheEntry.scope == new.scope,
-            CacheEntry.state != "invalid")
-        if new.state != "pending":
-            query = query.where(CacheEntry.answer_text == new.answer_text)
-        return db.scalar(query.limit(1))
+        keys = {"tenant": new.tenant, "session_id": new.session_id, "request_hash": new.request_hash,
+                "scope": new.scope, "answer_text": new.answer_text}
+        return db.scalar(_duplicate_query(new.session_id is None, new.state != "pending"), keys)
 
     def _new_row(self, new: NewEntry) -> CacheEntry:
         now = _now()
