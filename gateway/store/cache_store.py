@@ -94,6 +94,15 @@ def entry_dict(row: CacheEntry) -> dict:
 _INSERTED = [c.key for c in CacheEntry.__table__.columns if c.key != "seq"]
 _INSERT = insert(CacheEntry.__table__).returning(CacheEntry.__table__.c.seq)      # built once: it is compiled once
 
+_BY_SEQ = select(CacheEntry.__table__).where(CacheEntry.__table__.c.seq.in_(bindparam("seqs", expanding=True)))
+
+_TABLE = CacheEntry.__table__
+# pending -> ready in one statement: the rows come back whole for the index and the hot copies
+_PROMOTE = (update(_TABLE).where(_TABLE.c.seq.in_(
+    select(_TABLE.c.seq).where(_TABLE.c.state == "pending", _TABLE.c.created_at <= bindparam("cutoff"))
+    .with_for_update(skip_locked=True).scalar_subquery()))
+    .values(state="ready", ready_at=bindparam("now"), updated_at=bindparam("now")).returning(*_TABLE.c))
+
 
 @functools.cache
 def _duplicate_query(no_session: bool, same_answer: bool):
@@ -336,13 +345,12 @@ class CacheStore:
         """pending -> ready for entries whose delay has passed."""
         now = now or _now()
         cutoff = now - timedelta(seconds=self.config.ready_delay_s)
-        with self.sessions.begin() as db:
+        with self.engine.begin() as db:
             # several workers or replicas promote: on PostgreSQL each takes only rows no other is promoting
-            due = db.scalars(select(CacheEntry).where(CacheEntry.state == "pending", CacheEntry.created_at <= cutoff)
-                             .with_for_update(skip_locked=True)).all()
-            for r in due:
-                r.state, r.ready_at, r.updated_at = "ready", now, now
-                db.add(CacheEvent(at=now, kind="ready", cache_id=r.cache_id, tenant=r.tenant, detail={}))
+            due = db.execute(_PROMOTE, {"cutoff": cutoff, "now": now}).all()
+            if due:
+                db.execute(insert(CacheEvent.__table__), [{"at": now, "kind": "ready", "cache_id": r.cache_id,
+                                                          "tenant": r.tenant, "detail": {}} for r in due])
         self._publish_ready(due)
         return [r.cache_id for r in due]
 
@@ -499,8 +507,7 @@ class CacheStore:
         by_seq = {seq: score for seq, score in hits if min_score is None or score >= min_score}
         if not by_seq:
             return []
-        with self.sessions() as db:
-            rows = db.scalars(select(CacheEntry).where(CacheEntry.seq.in_(list(by_seq)))).all()
+        rows = self._rows_by_seq(list(by_seq))
         now = time.time()
         out = [(entry_dict(r), by_seq[r.seq]) for r in rows
                if r.state == "ready" and r.feedback_score >= self.config.feedback_floor and r.promotion in POOLED
@@ -622,6 +629,11 @@ class CacheStore:
             row = db.scalar(select(CacheEntry).where(CacheEntry.cache_id == cache_id))
             return entry_dict(row) if row is not None else None
 
+    def _rows_by_seq(self, seqs: list[int]) -> list:
+        """Whole rows (read-only, as Core rows: the request path has no use for ORM objects) of these entries."""
+        with self.engine.connect() as db:
+            return db.execute(_BY_SEQ, {"seqs": seqs}).all()
+
     def find_exact(self, tenant: str, request_hash: str, limit: int = 5) -> list[dict]:
         """Ready, unexpired entries of the tenant for exactly these messages (any session), newest first: the
         same messages asked with other parameters (model, max_tokens) have answers of their own."""
@@ -650,8 +662,7 @@ class CacheStore:
         by_seq = dict(hits)
         if not by_seq:
             return []
-        with self.sessions() as db:
-            rows = db.scalars(select(CacheEntry).where(CacheEntry.seq.in_(list(by_seq)))).all()
+        rows = self._rows_by_seq(list(by_seq))
         now = time.time()
         out = []
         for row in rows:
