@@ -126,7 +126,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--turns", type=int, nargs="+", default=[2, 10, 40])
     parser.add_argument("--probes", type=int, default=150)
-    parser.add_argument("--encoder-backend", nargs="+", choices=("auto", "onnx", "bf16"), default=["auto"],
+    parser.add_argument("--encoder-backend", nargs="+", choices=("auto", "onnx", "int8", "bf16"), default=["auto"],
                         help="the encoder's backend (encoder_backend); several: each in turn on the same store")
     args = parser.parse_args()
     print(f"decision latency, {os.cpu_count()} CPU cores, e5-small encoder; ms as p50 / p99")

@@ -386,7 +386,7 @@ def main() -> None:
     parser.add_argument("--early-forward", choices=("auto", "on", "off"), default="auto",
                         help="backend_early_forward (auto: the fixed upstream gets no early requests)")
     parser.add_argument("--database", choices=("auto", "sqlite", "postgres"), default="auto")
-    parser.add_argument("--encoder-backend", nargs="+", choices=("auto", "onnx", "bf16"), default=["auto"],
+    parser.add_argument("--encoder-backend", nargs="+", choices=("auto", "onnx", "int8", "bf16"), default=["auto"],
                         help="encoder_backend of the gateway; several: each worker count runs with each, in turn")
     parser.add_argument("--profile", metavar="DIR", help="py-spy (pip install py-spy) over the gateway's "
                         "processes during each peak pass, collapsed stacks into DIR")

@@ -11,6 +11,7 @@ import importlib.util
 import json
 import logging
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -115,6 +116,39 @@ def prepare_e5(out_dir: Path) -> Path:
     tmp.rename(out_dir)
     log.info("prepared multilingual-e5-small into %s in %.1fs", out_dir, time.monotonic() - started)
     return out_dir
+
+
+INT8_FILE = "model_int8.onnx"
+
+
+def prepare_e5_int8(folder: Path) -> Path:
+    """`folder`'s ONNX encoder with its weights quantised to INT8 (ONNX Runtime dynamic quantisation, per
+    channel), made once beside model.onnx (about 20 s) and kept: the fingerprint's encoder at about 40% of the
+    fp32 model's CPU (docs/fingerprint.md)."""
+    target = folder / INT8_FILE
+    if target.exists():
+        return target
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    started = time.monotonic()
+    tmp = folder / f"{INT8_FILE}.{os.getpid()}.tmp"      # of this process's own, as in prepare_e5
+    quantize_dynamic(str(folder / "model.onnx"), str(tmp), weight_type=QuantType.QInt8, per_channel=True,
+                     nodes_to_exclude=_fp32_nodes(folder / "model.onnx"))
+    if target.exists():
+        tmp.unlink(missing_ok=True)
+    else:
+        tmp.rename(target)
+        log.info("quantised the e5 encoder to INT8 into %s in %.1fs", target, time.monotonic() - started)
+    return target
+
+
+def _fp32_nodes(path: Path, layers: int = 5) -> list[str]:
+    """The feed-forward output projections of the first `layers` layers, left in fp32: their inputs (after GELU)
+    have the widest ranges, and quantised they cost the most accuracy (one layer at a time, over EN/ZH sentences:
+    the worst cosine to fp32 0.989 with all quantised, 0.9975 with these five kept, at 6 ms against 4.5 per text)."""
+    import onnx
+    graph = onnx.load(str(path), load_external_data=False).graph
+    keep = re.compile(r"/layer\.(\d+)/output/dense/")
+    return [n.name for n in graph.node if n.op_type == "MatMul" and (m := keep.search(n.name)) and int(m[1]) < layers]
 
 
 def export_onnx(model, path: Path) -> None:

@@ -91,8 +91,8 @@ class TextEncoder:
         auto = backend == "auto"
         if auto:
             backend = "onnx" if (self.folder / "model.onnx").exists() else "torch"
-        if backend not in ("onnx", "bf16", "torch"):
-            raise ValueError("backend must be auto, onnx, bf16 or torch")
+        if backend not in ("onnx", "int8", "bf16", "torch"):
+            raise ValueError("backend must be auto, onnx, int8, bf16 or torch")
         self.backend = backend
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
@@ -105,7 +105,7 @@ class TextEncoder:
         self._idle_thread: threading.Thread | None = None
         self._idle_lock = threading.Lock()
         self._idle = threading.local()             # .active: this thread runs `when_idle` work
-        if backend in ("onnx", "bf16"):
+        if backend in ("onnx", "int8", "bf16"):
             from tokenizers import Tokenizer
             self._tokenizer = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
             self._tokenizer.enable_truncation(MAX_TOKENS)
@@ -113,6 +113,9 @@ class TextEncoder:
             if backend == "bf16":             # asked for: no ONNX Runtime session is opened at all
                 from fingerprint.bf16_bert import Bf16Bert
                 self._bf16 = Bf16Bert(self.folder, threads)
+            elif backend == "int8":
+                from fingerprint.e5_prepare import prepare_e5_int8
+                self._session = self._onnx_session(threads, prepare_e5_int8(self.folder))
             else:
                 self._session = self._onnx_session(threads)
                 if auto:
@@ -126,7 +129,7 @@ class TextEncoder:
             self._st = SentenceTransformer(str(self.folder), device="cpu", local_files_only=True)
             self.dim = self._st.get_embedding_dimension()
 
-    def _onnx_session(self, threads: int | None):
+    def _onnx_session(self, threads: int | None, path: Path | None = None):
         import onnxruntime as ort
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads or min(os.cpu_count() or 1, 4)
@@ -134,7 +137,8 @@ class TextEncoder:
         # need those cores more than a run needs the microseconds a spin saves
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        return ort.InferenceSession(str(self.folder / "model.onnx"), options, providers=["CPUExecutionProvider"])
+        return ort.InferenceSession(str(path or self.folder / "model.onnx"), options,
+                                    providers=["CPUExecutionProvider"])
 
     def _bf16_if_cheaper(self, threads: int | None):
         """The bf16 encoder where it costs measurably less CPU per encoding than the ONNX Runtime session:
@@ -290,7 +294,11 @@ class TextEncoder:
                                    convert_to_numpy=True).astype(np.float32)
         encodings = self._tokenizer.encode_batch(texts)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for rows in _length_groups([len(e.ids) for e in encodings]):
+        lengths = [len(e.ids) for e in encodings]
+        # INT8 activations are scaled by the range of the whole run: batched with others, a text's vector would
+        # depend on its neighbours and their padding, so under int8 each text runs alone
+        groups = [[r] for r in range(len(texts))] if self.backend == "int8" else _length_groups(lengths)
+        for rows in groups:
             width = max(len(encodings[r].ids) for r in rows)
             ids = np.zeros((len(rows), width), dtype=np.int64)
             mask = np.zeros((len(rows), width), dtype=np.int64)

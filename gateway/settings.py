@@ -92,8 +92,9 @@ class Settings(BaseSettings):
     redis_prefix: str = Field("semcache", description="namespace of keys and the event channel in Redis")
     models_dir: Path | None = Field(None, description="prepared models (default: <data_dir>/models)")
     embedding_model: str = "e5-small"
-    encoder_backend: Literal["auto", "onnx", "bf16"] = Field(
-        "auto", description="how the encoder runs: onnx (ONNX Runtime, fp32), bf16 (torch in bfloat16, for CPUs "
+    encoder_backend: Literal["auto", "onnx", "int8", "bf16"] = Field(
+        "auto", description="how the encoder runs: onnx (ONNX Runtime, fp32), int8 (INT8 weights; the pair judge "
+                            "is not quantised), bf16 (torch in bfloat16, for CPUs "
                             "with native bf16 matmuls), or auto: bf16 where the CPU has them and a start-up "
                             "measurement finds it at least 15% cheaper, else onnx")
     ready_delay_s: float = Field(30.0, description="a new answer becomes servable after this many seconds")

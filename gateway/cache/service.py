@@ -14,7 +14,7 @@ from functools import partial
 from pathlib import Path
 
 from fingerprint import Fingerprinter, TextEncoder
-from fingerprint.encoder import default_data_dir, resolve_encoder_dir
+from fingerprint.encoder import default_data_dir, native_bf16, resolve_encoder_dir
 from gateway.cache.breaker import CLOSED, OPEN, STATE_VALUES, CircuitBreaker, dependency_of
 from gateway.cache.decision import CacheRequest, Decision, DecisionPipeline
 from gateway.cache.promotion import EvidenceJudge, PromotionConfig
@@ -35,6 +35,12 @@ def bf16_judge(e5_folder: Path, threads: int | None = None):
     return Bf16Bert.from_tensors(hf_state(e5_folder), config, threads or None)
 
 
+def judge_in_bf16(encoder: TextEncoder) -> bool:
+    """The pair judge runs in bf16 where the encoder does, and beside the INT8 encoder wherever the CPU has native
+    bf16: the judge decides hits, so it is never quantised below the bf16 it was measured in (docs/validator.md)."""
+    return encoder.backend == "bf16" or (encoder.backend == "int8" and native_bf16())
+
+
 def load_gates(embedding_model: str = "e5-small", models_dir: Path | None = None, risk_policy: Path | None = None,
                thresholds: dict[str, dict[str, float]] | None = None,
                encoder_threads: int | None = None,
@@ -49,7 +55,7 @@ def load_gates(embedding_model: str = "e5-small", models_dir: Path | None = None
     # noise only: docs/validator.md)
     e5_folder = resolve_encoder_dir("e5-small", models_dir=models_dir)[0]
     judge = PairJudge.prepared(e5_folder, models_dir, threads=encoder_threads or None,
-                               runner=bf16_judge(e5_folder, encoder_threads) if encoder.backend == "bf16" else None)
+                               runner=bf16_judge(e5_folder, encoder_threads) if judge_in_bf16(encoder) else None)
     # no topic-switch function: a switch skips the lookup, and both trained detectors (a switch head, the pair
     # model against the previous turn) lost more hits to false switches than they saved lookups; the judge
     # reads a switch on every candidate instead (`intent:switch`)

@@ -49,7 +49,7 @@ def test_bf16_is_chosen_only_where_it_saves_enough(monkeypatch):
     monkeypatch.setattr(encoder_module, "native_bf16", lambda: False)
     assert TextEncoder("e5-small", models_dir=Path(models_dir())).backend == "onnx"
     with pytest.raises(ValueError, match="backend must be"):
-        TextEncoder("e5-small", backend="int8", models_dir=Path(models_dir()))
+        TextEncoder("e5-small", backend="int4", models_dir=Path(models_dir()))
 
 
 def test_the_auto_choice_is_measured_once_and_followed(monkeypatch):
