@@ -89,6 +89,9 @@ class GatewayMetrics:
                                           "matched a promotion candidate through every gate, by the candidate's "
                                           "state (candidate, or shadow: a HIT it would have served) and whether "
                                           "the request's own answer agreed", ["state", "result"], registry=r)
+        self.evidence_shed = Counter("semcache_promotion_evidence_shed", "Forwarded requests whose promotion-"
+                                     "evidence match was skipped because the process was busy deciding others "
+                                     "(gateway/cache/service.py EVIDENCE_SHED_AT)", registry=r)
         # backend replicas (gateway/routing.py), labelled by the replica's URL
         self.backend_requests = Counter("semcache_backend_requests", "Requests sent to each backend replica "
                                         "(a failover counts on both)", ["replica"], registry=r)

@@ -75,6 +75,12 @@ async def _wait_for(tasks: list[asyncio.Task]) -> None:
         await asyncio.wait(tasks, timeout=WRITE_WAIT_S)
 
 
+# Promotion evidence is shed while this many decisions and evidence matches already run in the process: it
+# never changes an outcome, and under load its pair-judge runs (one in six forwarded requests of the load
+# bench, ~12 ms of CPU each) took CPU from the decisions themselves. Sequential traffic always gathers it.
+EVIDENCE_SHED_AT = 2
+
+
 class SemanticCache:
     def __init__(self, pipeline: DecisionPipeline, metrics: GatewayMetrics, breaker: CircuitBreaker | None = None):
         self.pipeline = pipeline
@@ -88,6 +94,7 @@ class SemanticCache:
         # answers being written after their response went out: cache id -> (tenant, session id), task
         self._writing: dict[str, tuple[tuple, asyncio.Task]] = {}
         self.evidence_judge = EvidenceJudge(pipeline.fingerprinter.encoder, pipeline.extractor, pipeline.promotion)
+        self._deciding = self._matching = 0     # decisions and evidence matches running in this process
 
     @classmethod
     def build(cls, store: CacheStore, metrics: GatewayMetrics, embedding_model: str = "e5-small",
@@ -125,16 +132,23 @@ class SemanticCache:
                 down = await self._down()
                 if down:
                     return self._fail_open(req, down, "unreachable", "decide")
-            decision = await asyncio.to_thread(self.pipeline.decide, req, False)
+            self._deciding += 1
+            try:
+                decision = await asyncio.to_thread(self.pipeline.decide, req, False)
+            finally:
+                self._deciding -= 1
         except Exception as exc:
             return self._fail_open(req, dependency_of(exc), exc.__class__.__name__, "decide", exc)
         self.breaker.success()
         for stage, ms in decision.timings_ms.items():
             self.metrics.decision_seconds.labels(stage).observe(ms / 1e3)
         if self.pipeline.wants_evidence(decision):
-            # the evidence match never changes this outcome: it runs while the backend answers, and the write
-            # waits for it (under load it took up to 48 ms at the front of forwarded requests)
-            decision.evidence_pending = self._spawn(self._find_evidence(req, decision))
+            if self._deciding + self._matching >= EVIDENCE_SHED_AT:
+                self.metrics.evidence_shed.inc()
+            else:
+                # the evidence match never changes this outcome: it runs while the backend answers, and the
+                # write waits for it (under load it took up to 48 ms at the front of forwarded requests)
+                decision.evidence_pending = self._spawn(self._find_evidence(req, decision))
         feedback = decision.implicit_feedback
         if feedback:
             self.metrics.feedback.labels(feedback["signal"], "implicit").inc()
@@ -188,11 +202,14 @@ class SemanticCache:
         return not req.degraded and self.breaker.state != OPEN
 
     async def _find_evidence(self, req: CacheRequest, decision: Decision) -> None:
+        self._matching += 1
         try:
             await asyncio.to_thread(self.pipeline.find_evidence, req, decision)
         except Exception as exc:          # evidence is bookkeeping: the request goes on without it
             self.failed(dependency_of(exc), exc.__class__.__name__, "evidence", exc)
             return
+        finally:
+            self._matching -= 1
         if "evidence" in decision.timings_ms:
             self.metrics.decision_seconds.labels("evidence").observe(decision.timings_ms["evidence"] / 1e3)
 

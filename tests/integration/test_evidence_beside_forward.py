@@ -70,3 +70,42 @@ def test_in_process_decide_still_includes_the_evidence_match(cache):
     assert decision.evidence is not None and decision.evidence["cache_id"] == candidate
     assert "evidence" in decision.timings_ms
     assert pipeline.decide(CacheRequest("acme", "user-4", QUESTION), evidence=False).evidence is None
+
+
+def test_evidence_is_shed_while_the_process_is_busy_and_gathered_again_after(cache, monkeypatch):
+    """Under load the match is skipped (counted), never the decision; once the other decisions are done, the
+    next request of another session is evidence again."""
+    from gateway.cache import service
+    pipeline = cache.pipeline
+    first = CacheRequest("acme", "user-1", QUESTION)
+    pipeline.write(first, pipeline.decide(first), ANSWER, {}, uuid.uuid4().hex)
+    release = threading.Event()
+    entered = threading.Semaphore(0)
+    decide = pipeline.decide
+
+    def held(req, evidence=True):                     # the other sessions' decisions, held while they run
+        if req.session_id.startswith("busy"):
+            entered.release()
+            release.wait(timeout=20)
+        return decide(req, evidence)
+    monkeypatch.setattr(pipeline, "decide", held)
+
+    async def turns():
+        others = [asyncio.create_task(cache.decide(CacheRequest("acme", f"busy-{i}", QUESTION)))
+                  for i in range(service.EVIDENCE_SHED_AT)]
+        for _ in others:
+            await asyncio.to_thread(entered.acquire)
+        shed = await cache.decide(CacheRequest("acme", "user-2", QUESTION))
+        release.set()
+        for decision in await asyncio.gather(*others):       # their own matches, once they are decided
+            if decision.evidence_pending is not None:
+                await decision.evidence_pending
+        gathered = await cache.decide(CacheRequest("acme", "user-3", QUESTION))
+        await gathered.evidence_pending
+        return shed, gathered
+
+    shed, gathered = asyncio.run(turns())
+    assert shed.outcome == gathered.outcome == "MISS"
+    assert shed.evidence_pending is None and "promotion" not in shed.gates
+    assert cache.metrics.evidence_shed._value.get() >= 1
+    assert gathered.gates["promotion"]["passed"]
