@@ -10,7 +10,7 @@ from fingerprint.encoder import TextEncoder
 from gateway.cache import service
 from gateway.settings import Settings
 from tests.conftest import models_dir
-from tests.unit.test_bf16_encoder import TEXTS
+from tests.unit.test_bf16_encoder import TEXTS, assert_close_to_fp32
 
 
 @pytest.fixture(scope="module")
@@ -23,11 +23,8 @@ def pair():
 def test_int8_vectors_stay_close_to_fp32(pair):
     fp32, int8 = pair
     assert int8.backend == "int8" and int8.dim == fp32.dim
-    a, b = fp32.encode(TEXTS), int8.encode(TEXTS)
-    assert b.dtype == np.float32 and np.allclose(np.linalg.norm(b, axis=1), 1.0, atol=1e-5)
     # measured 0.9975 at worst over these texts (0.989 with every layer quantised): quantisation noise
-    assert (a * b).sum(1).min() >= 0.99
-    assert ((b @ a.T).argmax(1) == np.arange(len(TEXTS))).all()
+    assert_close_to_fp32(fp32, int8, 0.99)
 
 
 def test_the_int8_model_is_made_once_and_reused(pair):
