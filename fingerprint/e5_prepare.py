@@ -128,11 +128,18 @@ def prepare_e5_int8(folder: Path) -> Path:
     target = folder / INT8_FILE
     if target.exists():
         return target
+    if not (folder / "model.onnx").exists():
+        raise FileNotFoundError(f"{folder} has no model.onnx to quantise: encoder_backend int8 needs an ONNX "
+                                "encoder (e5-small, as `semcache models prepare` makes it)")
     from onnxruntime.quantization import QuantType, quantize_dynamic
     started = time.monotonic()
     tmp = folder / f"{INT8_FILE}.{os.getpid()}.tmp"      # of this process's own, as in prepare_e5
-    quantize_dynamic(str(folder / "model.onnx"), str(tmp), weight_type=QuantType.QInt8, per_channel=True,
-                     nodes_to_exclude=_fp32_nodes(folder / "model.onnx"))
+    logging.disable(logging.WARNING)       # the quantiser logs a line per tensor on the root logger
+    try:
+        quantize_dynamic(str(folder / "model.onnx"), str(tmp), weight_type=QuantType.QInt8, per_channel=True,
+                         nodes_to_exclude=_fp32_nodes(folder / "model.onnx"))
+    finally:
+        logging.disable(logging.NOTSET)
     if target.exists():
         tmp.unlink(missing_ok=True)
     else:

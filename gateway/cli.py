@@ -173,6 +173,10 @@ def _serve_workers(args, settings) -> int:
                        "SEMCACHE_MIGRATE_ON_START": "false"})
     if not settings.encoder_threads:                  # N workers must not each spin min(cores, 4) threads
         os.environ["SEMCACHE_ENCODER_THREADS"] = str(max(1, (os.cpu_count() or 1) // settings.workers))
+    if settings.encoder_backend == "int8":            # quantised once here, not by every worker at once
+        from fingerprint.e5_prepare import prepare_e5_int8
+        from fingerprint.encoder import resolve_encoder_dir
+        prepare_e5_int8(resolve_encoder_dir(settings.embedding_model, settings.data_dir, settings.models_dir)[0])
     engine = None
     if settings.embedded:
         engine, backend_url, token = _start_engine(settings)

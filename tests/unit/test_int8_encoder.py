@@ -45,3 +45,10 @@ def test_the_judge_is_not_quantised_with_the_encoder(pair, monkeypatch):
     monkeypatch.setattr(service, "native_bf16", lambda: False)
     assert not service.judge_in_bf16(int8)             # else ONNX Runtime fp32: never INT8
     assert Settings(encoder_backend="int8").encoder_backend == "int8"
+
+
+def test_a_folder_without_an_onnx_model_is_a_clear_error(tmp_path):
+    from fingerprint.e5_prepare import prepare_e5_int8
+    with pytest.raises(FileNotFoundError, match="no model.onnx to quantise"):
+        prepare_e5_int8(tmp_path)
+    assert not list(tmp_path.iterdir())                  # nothing half-made is left
