@@ -19,6 +19,7 @@ class EngineConfig:
     enable_prefix_caching: bool = True
     speculative: str = "auto"               # auto | ngram | draft | off: where decode drafts come from
     phrase_drafts: bool = True              # auto and ngram also draft from the model's phrase store, if any
+    dtype: str = "auto"                     # auto | float32 | bfloat16 (auto: dtype_choice.py)
     dense_rows: int | None = None           # CPU: passes of up to this many rows use dense weights (None: measured)
     data_dir: str | None = None
     # KV tiers below the pool (kv_tiers.py): capacities in bytes, None = the default, 0 = off.

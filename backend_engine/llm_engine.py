@@ -14,6 +14,7 @@ import torch
 from backend_engine.block_manager import BlockManager
 from backend_engine.config import EngineConfig
 from backend_engine.kv_tiers import TierStore, default_disk_bytes, default_host_bytes
+from backend_engine.dtype_choice import choose_dtype
 from backend_engine.loader import LoadedModel, load_model
 from backend_engine.model_runner import ModelRunner, kv_bytes_per_block
 from backend_engine.sampling import SamplingParams, sample
@@ -89,6 +90,8 @@ class LLMEngine:
         self.tokenizer = loaded.tokenizer
         self.model_config = loaded.config
         model = loaded.model
+        if config.dtype != "auto" or next(model.parameters()).dtype == torch.float32:
+            model.to_dtype(choose_dtype(config.dtype))
         dtype = next(model.parameters()).dtype
         cfg = loaded.config
         self.hot_block_bytes = kv_bytes_per_block(model, config.block_size, dtype)
@@ -125,8 +128,9 @@ class LLMEngine:
         if getattr(self.tokenizer, "eos_token_id", None) is not None:
             eos.add(self.tokenizer.eos_token_id)
         self.eos_token_ids = eos
-        log.info("engine ready: model=%s blocks=%d x %d tokens (+%d int8 cold), max_model_len=%d, eviction=%s",
-                 self.model_name, num_blocks, config.block_size, num_cold, config.max_model_len, config.eviction)
+        log.info("engine ready: model=%s dtype=%s blocks=%d x %d tokens (+%d int8 cold), max_model_len=%d, "
+                 "eviction=%s", self.model_name, str(dtype).removeprefix("torch."), num_blocks, config.block_size,
+                 num_cold, config.max_model_len, config.eviction)
 
     def _build_tiers(self, config: EngineConfig) -> TierManager | None:
         """Host and disk tiers under the pool, and the start-up rates for the recompute-or-load rule."""

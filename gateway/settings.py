@@ -69,6 +69,9 @@ class Settings(BaseSettings):
         "auto", description="the embedded engine's speculative decoding (lossless): drafts from the PARTIAL's "
                             "reference answer (draft), the context and the model's phrase store (ngram), "
                             "all (auto), or off")
+    engine_dtype: Literal["auto", "float32", "bfloat16"] = Field(
+        "auto", description="what the embedded engine computes in: auto = bfloat16 on a CPU with native bf16 "
+                            "matmuls that keep speculation lossless, float32 elsewhere")
     # requests
     max_body_bytes: int = 4 * 2**20
     max_messages: int = 512

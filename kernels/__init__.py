@@ -46,9 +46,16 @@ def paged_extend_attention(q, k_cache, v_cache, block_tables, prefix_lens, exten
                                                  scale, cold)
 
 
+def paged_exact_attention(q, k_cache, v_cache, block_tables, prefix_lens, extend_lens, scale,
+                          cold: ColdBlocks | None = None):
+    """Decode and extend with each decoded or verified token computed alone (the bf16 engine, CPU only)."""
+    return torch_ref.paged_exact_attention(q, k_cache, v_cache, block_tables, prefix_lens, extend_lens, scale,
+                                           cold)
+
+
 def dequantize_int4(packed, scale, zero, dtype=torch.float32):
     return backend_for(packed).dequantize_int4(packed, scale, zero, dtype)
 
 
 __all__ = ["ColdBlocks", "backend_for", "demote_blocks", "dequantize_int4", "paged_decode_attention",
-           "paged_extend_attention", "store_kv"]
+           "paged_exact_attention", "paged_extend_attention", "store_kv"]

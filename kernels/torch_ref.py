@@ -88,27 +88,71 @@ def paged_extend_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torc
 
     q is packed [sum(extend_lens), Hq, D]; the new tokens' K/V are already in the cache.
     """
+    out = torch.empty_like(q)
+    start = 0
+    for b, (prefix, extend) in enumerate(zip(prefix_lens.tolist(), extend_lens.tolist())):
+        if extend:
+            out[start:start + extend] = _extend_one(q[start:start + extend], k_cache, v_cache, block_tables[b],
+                                                    prefix, cold, scale)
+        start += extend
+    return out
+
+
+def _extend_one(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, block_table: torch.Tensor,
+                prefix: int, cold: ColdBlocks | None, scale: float) -> torch.Tensor:
+    """One sequence's new tokens [E, Hq, D] in one SDPA call, causal over its prefix and themselves."""
+    extend, num_q_heads = q.shape[0], q.shape[1]
+    num_kv_heads = k_cache.shape[2]
+    total = prefix + extend
+    # 4-D [1, H, L, D]: with 3-D inputs torch's CPU SDPA falls back to a ~7x slower path
+    k = _gather(k_cache, block_table, total, cold, "k").float().transpose(0, 1)[None]  # [1, Hkv, L, D]
+    v = _gather(v_cache, block_table, total, cold, "v").float().transpose(0, 1)[None]
+    qb = q.float().transpose(0, 1)[None]                                              # [1, Hq, E, D]
+    if prefix == 0:
+        o = F.scaled_dot_product_attention(qb, k, v, is_causal=True, scale=scale,
+                                           enable_gqa=num_q_heads != num_kv_heads)
+    else:
+        rows = torch.arange(extend, device=q.device)[:, None] + prefix
+        mask = torch.arange(total, device=q.device)[None, :] <= rows      # [E, total]
+        o = F.scaled_dot_product_attention(qb, k, v, attn_mask=mask, scale=scale,
+                                           enable_gqa=num_q_heads != num_kv_heads)
+    return o[0].transpose(0, 1).to(q.dtype)
+
+
+# a sequence adding at most this many tokens is decoding or verifying a draft (speculative.K_MAX + 1)
+EXACT_ROWS = 17
+
+
+def paged_exact_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
+                          block_tables: torch.Tensor, prefix_lens: torch.Tensor,
+                          extend_lens: torch.Tensor, scale: float,
+                          cold: ColdBlocks | None = None) -> torch.Tensor:
+    """Decode and extend in one, with every decoded or verified token computed the same way whatever shares
+    its pass: one SDPA call per token over exactly its own keys, no mask. Batched and masked, a token's
+    output differs in its last bits from the same token's alone (2e-7 in fp32); in bf16 that turns into
+    another rounding and, layers later, sometimes another greedy token, so speculation would no longer be
+    lossless (backend_engine/dtype_choice.py). A sequence adding more than EXACT_ROWS tokens is a prompt,
+    computed the same way in every run, and keeps the one-call path.
+
+    q is packed [sum(extend_lens), Hq, D]; the new tokens' K/V are already in the cache."""
     num_q_heads = q.shape[1]
     num_kv_heads = k_cache.shape[2]
     out = torch.empty_like(q)
     start = 0
     for b, (prefix, extend) in enumerate(zip(prefix_lens.tolist(), extend_lens.tolist())):
-        if extend == 0:
-            continue
-        total = prefix + extend
-        # 4-D [1, H, L, D]: with 3-D inputs torch's CPU SDPA falls back to a ~7x slower path
-        k = _gather(k_cache, block_tables[b], total, cold, "k").float().transpose(0, 1)[None]  # [1, Hkv, L, D]
-        v = _gather(v_cache, block_tables[b], total, cold, "v").float().transpose(0, 1)[None]
-        qb = q[start:start + extend].float().transpose(0, 1)[None]                   # [1, Hq, E, D]
-        if prefix == 0:
-            o = F.scaled_dot_product_attention(qb, k, v, is_causal=True, scale=scale,
-                                               enable_gqa=num_q_heads != num_kv_heads)
-        else:
-            rows = torch.arange(extend, device=q.device)[:, None] + prefix
-            mask = torch.arange(total, device=q.device)[None, :] <= rows      # [E, total]
-            o = F.scaled_dot_product_attention(qb, k, v, attn_mask=mask, scale=scale,
-                                               enable_gqa=num_q_heads != num_kv_heads)
-        out[start:start + extend] = o[0].transpose(0, 1).to(q.dtype)
+        if extend > EXACT_ROWS:
+            out[start:start + extend] = _extend_one(q[start:start + extend], k_cache, v_cache, block_tables[b],
+                                                    prefix, cold, scale)
+        elif extend:
+            total = prefix + extend
+            k = _gather(k_cache, block_tables[b], total, cold, "k").float()             # [L, Hkv, D]
+            v = _gather(v_cache, block_tables[b], total, cold, "v").float()
+            for i in range(extend):
+                seen = prefix + i + 1
+                o = F.scaled_dot_product_attention(
+                    q[start + i].float()[None, :, None], k[:seen].transpose(0, 1)[None],
+                    v[:seen].transpose(0, 1)[None], scale=scale, enable_gqa=num_q_heads != num_kv_heads)
+                out[start + i] = o[0, :, 0].to(q.dtype)
         start += extend
     return out
 

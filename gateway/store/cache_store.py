@@ -91,12 +91,12 @@ def entry_dict(row: CacheEntry) -> dict:
             "last_hit_at": _aware(row.last_hit_at).isoformat() if row.last_hit_at else None}
 
 
-_INSERTED = [c.key for c in CacheEntry.__table__.columns if c.key != "seq"]
-_INSERT = insert(CacheEntry.__table__).returning(CacheEntry.__table__.c.seq)      # built once: it is compiled once
-
-_BY_SEQ = select(CacheEntry.__table__).where(CacheEntry.__table__.c.seq.in_(bindparam("seqs", expanding=True)))
-
 _TABLE = CacheEntry.__table__
+_INSERTED = [c.key for c in _TABLE.columns if c.key != "seq"]
+_INSERT = insert(_TABLE).returning(_TABLE.c.seq)      # built once: it is compiled once
+
+_BY_SEQ = select(_TABLE).where(_TABLE.c.seq.in_(bindparam("seqs", expanding=True)))
+
 # pending -> ready in one statement: the rows come back whole for the index and the hot copies
 _PROMOTE = (update(_TABLE).where(_TABLE.c.seq.in_(
     select(_TABLE.c.seq).where(_TABLE.c.state == "pending", _TABLE.c.created_at <= bindparam("cutoff"))

@@ -256,11 +256,15 @@ class _Dear(PassCost):
         return 1.0 if n <= 1 else 3.0
 
 
-def test_the_engine_weighs_drafts_by_their_cost_only_for_a_sequence_decoding_alone(plain):
-    reference, text = plain
+def test_the_engine_weighs_drafts_by_their_cost_only_for_a_sequence_decoding_alone():
+    reference, eng = generate("off", [PROMPT], [None], config={"dtype": "float32"})
+    reference = reference[0]
+    text = eng.tokenizer.decode(reference["token_ids"], skip_special_tokens=True)
 
     def run(cost: PassCost | None, prompts: list[str]):
-        eng = engine("draft")
+        # the step counts below follow the demo model's float32 tokens (how far the second prompt's answer
+        # follows the first's); bf16 speculation is checked in test_dtype_choice.py
+        eng = engine("draft", dtype="float32")
         if cost is not None:
             eng.pass_cost = cost
         ids = [eng.apply_chat_template([{"role": "user", "content": p}]) for p in prompts]

@@ -1,0 +1,73 @@
+"""Which dtype the engine computes in: bfloat16 on a CPU that multiplies it natively and keeps each row's
+product independent of the rows beside it, float32 elsewhere.
+
+Why bf16 there: with the weights packed for oneDNN (model.onednn_pack), a bf16 matmul on AMX or AVX512-BF16
+reads half the bytes of an fp32 one and a pass of 1 to 16 rows costs about the same, so a plain decode step
+is cheaper and a draft verification nearly free (docs/engine.md, "Compute dtype").
+
+Why the row check: speculative decoding is lossless only if a token's logits are the same whether it is
+decoded alone or verified with the draft beside it. An fp32 row that differs in its last bits almost never
+changes the greedy token; a bf16 one that differs in its last bit often does (an earlier attempt with dense,
+unpacked bf16 weights gave the same tokens on 1 of 6 requests). So `auto` takes bf16 only where the packed
+product of a row is bit for bit the same for every pass size the engine verifies; the engine also never
+mixes in dense bf16 matmuls (`ModelRunner`).
+"""
+from __future__ import annotations
+
+import logging
+from functools import cache
+from pathlib import Path
+
+import torch
+
+from backend_engine.model import PACK_ROWS, onednn_pack, packed_linear
+
+log = logging.getLogger("semcache.engine")
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
+# (out, in) shapes like SmolLM2's projections, and a wide one like its lm_head: every blocking oneDNN picks
+CHECK_SHAPES = ((1536, 576), (576, 1536), (8192, 576))
+
+
+def native_bf16() -> bool:
+    """The CPU multiplies bf16 natively (Linux cpuinfo flags); elsewhere assume not."""
+    try:
+        flags = set(Path("/proc/cpuinfo").read_text().split())
+    except OSError:
+        return False
+    return bool(flags & {"avx512_bf16", "amx_bf16"})
+
+
+@cache
+def packed_rows_agree(rows: int = PACK_ROWS) -> bool:
+    """Each row of a packed bf16 product is bit for bit the same for passes of 1 to `rows` rows."""
+    generator = torch.Generator().manual_seed(0)
+    for out_features, in_features in CHECK_SHAPES:
+        weight = (torch.randn(out_features, in_features, generator=generator) * 0.05).to(torch.bfloat16)
+        packed = onednn_pack(weight)
+        if packed is None:
+            return False
+        x = torch.randn(rows, in_features, generator=generator).to(torch.bfloat16)
+        alone = torch.cat([packed_linear(x[i:i + 1], packed, None) for i in range(rows)])
+        for size in range(2, rows + 1):
+            together = torch.cat([packed_linear(x[i:i + size], packed, None) for i in range(0, rows, size)])
+            if not torch.equal(together, alone):
+                return False
+    return True
+
+
+def choose_dtype(requested: str, device: torch.device | str = "cpu") -> torch.dtype:
+    """`float32`, `bfloat16`, or `auto`: bf16 on a CPU with native bf16 whose packed rows agree (see above),
+    float32 anywhere else (a GPU keeps the float32 path its kernels were checked with)."""
+    if requested not in (*DTYPES, "auto"):
+        raise ValueError(f"dtype must be auto, float32 or bfloat16, not {requested!r}")
+    if requested != "auto":
+        return DTYPES[requested]
+    if torch.device(device).type != "cpu" or not native_bf16() or not torch.backends.mkldnn.is_available():
+        return torch.float32
+    try:
+        agree = packed_rows_agree()
+    except RuntimeError:                      # a oneDNN without bf16 kernels: float32 is always there
+        agree = False
+    if not agree:
+        log.info("bf16 rows change with the pass size on this CPU: the engine computes in float32")
+    return torch.bfloat16 if agree else torch.float32
