@@ -1,5 +1,6 @@
 """INT8 cold blocks in the engine: demotion, protected system prompt, exact greedy tokens, memory."""
 import pytest
+import torch
 
 from backend_engine import EngineConfig, LLMEngine, SamplingParams
 from backend_engine.loader import load_model
@@ -49,5 +50,6 @@ def test_system_prompt_blocks_stay_full_precision(demo):
 
 def test_memory_saved_per_block(demo):
     engine = LLMEngine(EngineConfig(model="demo", num_blocks=8, max_model_len=1024, kv_cold_dtype="int8"), demo)
-    # fp32 demo model, head_dim 32: 4 bytes per value hot vs 1 byte + a 4-byte scale per 32 values cold
-    assert engine.cold_block_bytes / engine.hot_block_bytes == pytest.approx((32 + 4) / (4 * 32))
+    # head_dim 32: 4 bytes per value hot in fp32 (2 in bf16) vs 1 byte + a 4-byte scale per 32 values cold
+    hot = torch.finfo(engine.runner.kv_caches[0][0].dtype).bits // 8
+    assert engine.cold_block_bytes / engine.hot_block_bytes == pytest.approx((32 + 4) / (hot * 32))

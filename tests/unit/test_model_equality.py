@@ -63,7 +63,7 @@ def test_logits_and_greedy_tokens_match_transformers(name, tmp_path):
     with torch.no_grad():
         expected = hf.generate(torch.tensor([prompt]), do_sample=False, max_new_tokens=32,
                                attention_mask=torch.ones(1, len(prompt), dtype=torch.long))[0, len(prompt):].tolist()
-    engine = LLMEngine(EngineConfig(model=str(tmp_path), num_blocks=16, max_model_len=256), loaded)
+    engine = LLMEngine(EngineConfig(model=str(tmp_path), num_blocks=16, max_model_len=256, dtype="float32"), loaded)
     out = engine.generate([prompt], SamplingParams(max_tokens=32, temperature=0, ignore_eos=True))[0]
     assert len(expected) == 32
     assert out["token_ids"] == expected
@@ -115,12 +115,12 @@ def test_the_runner_measures_which_matmul_serves_few_rows(tmp_path, monkeypatch)
 
     monkeypatch.undo()
     fresh = load_model(str(tmp_path), max_model_len=256)
-    LLMEngine(EngineConfig(model=str(tmp_path), num_blocks=16, max_model_len=256, dense_rows=4), fresh)
+    LLMEngine(EngineConfig(model=str(tmp_path), num_blocks=16, max_model_len=256, dtype="float32", dense_rows=4), fresh)
     assert fresh.model.dense_rows == 4
-    LLMEngine(EngineConfig(model=str(tmp_path), num_blocks=16, max_model_len=256), fresh)
+    LLMEngine(EngineConfig(model=str(tmp_path), num_blocks=16, max_model_len=256, dtype="float32"), fresh)
     assert fresh.model.dense_rows == 4                    # chosen once: a second engine keeps it
     measured = load_model(str(tmp_path), max_model_len=256)
-    LLMEngine(EngineConfig(model=str(tmp_path), num_blocks=16, max_model_len=256), measured)
+    LLMEngine(EngineConfig(model=str(tmp_path), num_blocks=16, max_model_len=256, dtype="float32"), measured)
     assert measured.model.dense_rows in matmul_choice.ROWS + (0,)
 
 
@@ -128,11 +128,11 @@ def test_generation_config_suppress_tokens_are_never_sampled(tmp_path):
     save_random_checkpoint(CONFIGS["llama"](), tmp_path)
     loaded = load_model(str(tmp_path), max_model_len=256)
     prompt = loaded.tokenizer.encode("Plan a three day trip to Paris.")
-    engine = LLMEngine(EngineConfig(model=str(tmp_path), num_blocks=16, max_model_len=256), loaded)
+    engine = LLMEngine(EngineConfig(model=str(tmp_path), num_blocks=16, max_model_len=256, dtype="float32"), loaded)
     free = engine.generate([prompt], SamplingParams(max_tokens=16, temperature=0, ignore_eos=True))[0]["token_ids"]
     (tmp_path / "generation_config.json").write_text(json.dumps({"suppress_tokens": sorted(set(free))}))
     loaded = load_model(str(tmp_path), max_model_len=256)
-    engine = LLMEngine(EngineConfig(model=str(tmp_path), num_blocks=16, max_model_len=256), loaded)
+    engine = LLMEngine(EngineConfig(model=str(tmp_path), num_blocks=16, max_model_len=256, dtype="float32"), loaded)
     for params in (SamplingParams(max_tokens=16, temperature=0, ignore_eos=True),
                    SamplingParams(max_tokens=16, temperature=1.0, seed=3, ignore_eos=True)):
         out = engine.generate([prompt], params)[0]["token_ids"]
@@ -151,7 +151,7 @@ def test_suppress_tokens_outside_the_vocabulary_are_a_clear_error_at_load(tmp_pa
 def test_chat_template_comes_from_the_tokenizer(tmp_path):
     save_random_checkpoint(CONFIGS["qwen2"](), tmp_path)
     loaded = load_model(str(tmp_path), max_model_len=256)
-    engine = LLMEngine(EngineConfig(model=str(tmp_path), num_blocks=8, max_model_len=256), loaded)
+    engine = LLMEngine(EngineConfig(model=str(tmp_path), num_blocks=8, max_model_len=256, dtype="float32"), loaded)
     ids = engine.apply_chat_template([{"role": "user", "content": "hello"}])
     text = loaded.tokenizer.decode(ids, skip_special_tokens=False)
     assert text == "<|im_start|>user\nhello<|im_end|>\n<|im_start|>assistant\n"
