@@ -75,3 +75,13 @@ def test_a_shared_model_is_repacked_when_an_engine_asks_for_another_dtype():
     assert next(model.parameters()).dtype is torch.bfloat16
     packed = [m.packed for m in model.modules() if getattr(m, "packed", None) is not None]
     assert all(p.dtype is torch.bfloat16 for p in packed)       # no fp32 copy left from the first engine
+
+
+def test_the_backend_command_and_the_embedded_engine_setting_reach_the_engine_config():
+    from gateway.cli import _engine_config, build_parser
+    from gateway.settings import Settings
+    assert _engine_config(build_parser().parse_args(["backend"])).dtype == "auto"
+    assert _engine_config(build_parser().parse_args(["backend", "--dtype", "float32"])).dtype == "float32"
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["backend", "--dtype", "float16"])
+    assert Settings().engine_dtype == "auto"
