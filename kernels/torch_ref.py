@@ -88,12 +88,17 @@ def paged_extend_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torc
 
     q is packed [sum(extend_lens), Hq, D]; the new tokens' K/V are already in the cache.
     """
+    return _per_sequence(q, k_cache, v_cache, block_tables, prefix_lens, extend_lens, scale, cold, _extend_one)
+
+
+def _per_sequence(q, k_cache, v_cache, block_tables, prefix_lens, extend_lens, scale, cold, one) -> torch.Tensor:
+    """Each sequence's new tokens through `one(q_rows, k_cache, v_cache, block_table, prefix, cold, scale)`."""
     out = torch.empty_like(q)
     start = 0
     for b, (prefix, extend) in enumerate(zip(prefix_lens.tolist(), extend_lens.tolist())):
         if extend:
-            out[start:start + extend] = _extend_one(q[start:start + extend], k_cache, v_cache, block_tables[b],
-                                                    prefix, cold, scale)
+            out[start:start + extend] = one(q[start:start + extend], k_cache, v_cache, block_tables[b], prefix,
+                                            cold, scale)
         start += extend
     return out
 
@@ -135,25 +140,23 @@ def paged_exact_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch
     computed the same way in every run, and keeps the one-call path.
 
     q is packed [sum(extend_lens), Hq, D]; the new tokens' K/V are already in the cache."""
-    num_q_heads = q.shape[1]
-    num_kv_heads = k_cache.shape[2]
+    return _per_sequence(q, k_cache, v_cache, block_tables, prefix_lens, extend_lens, scale, cold, _rows_alone)
+
+
+def _rows_alone(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, block_table: torch.Tensor,
+                prefix: int, cold: ColdBlocks | None, scale: float) -> torch.Tensor:
+    extend = q.shape[0]
+    if extend > EXACT_ROWS:
+        return _extend_one(q, k_cache, v_cache, block_table, prefix, cold, scale)
+    gqa = q.shape[1] != k_cache.shape[2]
+    k = _gather(k_cache, block_table, prefix + extend, cold, "k").float()             # [L, Hkv, D]
+    v = _gather(v_cache, block_table, prefix + extend, cold, "v").float()
     out = torch.empty_like(q)
-    start = 0
-    for b, (prefix, extend) in enumerate(zip(prefix_lens.tolist(), extend_lens.tolist())):
-        if extend > EXACT_ROWS:
-            out[start:start + extend] = _extend_one(q[start:start + extend], k_cache, v_cache, block_tables[b],
-                                                    prefix, cold, scale)
-        elif extend:
-            total = prefix + extend
-            k = _gather(k_cache, block_tables[b], total, cold, "k").float()             # [L, Hkv, D]
-            v = _gather(v_cache, block_tables[b], total, cold, "v").float()
-            for i in range(extend):
-                seen = prefix + i + 1
-                o = F.scaled_dot_product_attention(
-                    q[start + i].float()[None, :, None], k[:seen].transpose(0, 1)[None],
-                    v[:seen].transpose(0, 1)[None], scale=scale, enable_gqa=num_q_heads != num_kv_heads)
-                out[start + i] = o[0, :, 0].to(q.dtype)
-        start += extend
+    for i in range(extend):
+        seen = prefix + i + 1
+        o = F.scaled_dot_product_attention(q[i].float()[None, :, None], k[:seen].transpose(0, 1)[None],
+                                           v[:seen].transpose(0, 1)[None], scale=scale, enable_gqa=gqa)
+        out[i] = o[0, :, 0].to(q.dtype)
     return out
 
 
