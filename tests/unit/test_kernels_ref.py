@@ -3,7 +3,7 @@ import math
 
 import torch
 
-from kernels import paged_decode_attention, paged_extend_attention, store_kv
+from kernels import paged_decode_attention, paged_exact_attention, paged_extend_attention, store_kv
 
 
 def dense_attention(q, k, v, prefix, scale):
@@ -84,3 +84,24 @@ def test_bf16_inputs_accumulate_in_fp32():
     out = paged_decode_attention(q.bfloat16(), k_cache.bfloat16(), v_cache.bfloat16(), table, torch.tensor([6]), 0.35)
     assert out.dtype == torch.bfloat16
     torch.testing.assert_close(out.float(), ref, atol=3e-2, rtol=3e-2)
+
+
+def test_exact_attention_matches_dense_and_gives_each_token_the_same_bits_in_any_pass():
+    # what lossless speculation rests on: a verified token's row is the row a plain decode step computes
+    lengths = [40, 23]
+    prefixes = [33, 18]                       # 7 and 5 tokens verified in one pass, beside another sequence
+    k_cache, v_cache, table, dense = make_paged(lengths, hkv=2, d=8)
+    g = torch.Generator().manual_seed(3)
+    extends = [n - p for n, p in zip(lengths, prefixes)]
+    q = torch.randn(sum(extends), 6, 8, generator=g)    # 3 query heads per KV head
+    scale = 1 / math.sqrt(8)
+    out = paged_exact_attention(q, k_cache, v_cache, table, torch.tensor(prefixes), torch.tensor(extends), scale)
+    start = 0
+    for b, ((k, v), p, e) in enumerate(zip(dense, prefixes, extends)):
+        torch.testing.assert_close(out[start:start + e], dense_attention(q[start:start + e], k, v, p, scale),
+                                   atol=1e-5, rtol=1e-5)
+        for i in range(e):                    # the same token decoded alone, its sequence one token long
+            alone = paged_exact_attention(q[start + i:start + i + 1], k_cache, v_cache, table[b:b + 1],
+                                          torch.tensor([p + i]), torch.tensor([1]), scale)
+            assert torch.equal(alone[0], out[start + i])
+        start += e
