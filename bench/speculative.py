@@ -64,6 +64,19 @@ PARTIALS = [  # (original request, changed request): the answer to the first is 
      "Explain how to reset a home wifi router, step by step, for a beginner."),
     ("Write a polite reminder email to a client about an unpaid invoice of 500 euros.",
      "Write a polite reminder email to a client about an unpaid invoice of 750 euros."),
+    # six more (2026-12-05): with six, which texts the model happened to write decided the ratio
+    ("Write a short cover letter for a junior data analyst position at a logistics company.",
+     "Write a short cover letter for a senior data analyst position at a logistics company."),
+    ("Give me a 5-day itinerary for Lisbon with one day trip outside the city.",
+     "Give me a 4-day itinerary for Lisbon with one day trip outside the city."),
+    ("Explain how to make cold brew coffee at home in 5 steps.",
+     "Explain how to make cold brew coffee at home in 3 steps."),
+    ("Write a product description for a stainless steel water bottle, about 80 words.",
+     "Write a product description for a stainless steel water bottle, about 50 words."),
+    ("Suggest a study schedule for learning Python in 8 weeks with 5 hours a week.",
+     "Suggest a study schedule for learning Python in 8 weeks with 10 hours a week."),
+    ("Draft a thank-you note to a colleague who helped me move to a new apartment.",
+     "Draft a thank-you note to a colleague who helped me prepare a client presentation."),
 ]
 
 

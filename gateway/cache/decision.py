@@ -344,6 +344,18 @@ class DecisionPipeline:
         closest = max(range(len(entries)), key=lambda i: MISMATCHES.index(why[i]))
         return Decision("HIT", "exact", cacheable=req.store, score=1.0, entry=entries[closest])
 
+    def draft_elsewhere(self, req: CacheRequest, decision: Decision) -> str | None:
+        """Another session's ready answer to exactly these messages, for a semantic MISS that matched nothing:
+        a draft for the bundled engine, which verifies every token, so what the client gets is the model's own
+        output (only sooner). Never served: an entry stays in its session until it is promoted."""
+        if self.mode != "semantic" or decision.outcome != "MISS" or decision.entry is not None \
+                or decision.fingerprint is None or req.degraded:
+            return None
+        for entry in self.store.find_exact(req.tenant, req.request_hash, limit=1):
+            if entry.get("session_id") != req.session_id and entry.get("answer_text"):
+                return entry["answer_text"]
+        return None
+
     def _duplicate(self, req: CacheRequest, last: dict | None) -> Decision | None:
         """The same messages again within `duplicate_window_s` of the answer: a client retry or a burst, not a
         person pressing regenerate. It gets the answer just given (written pending or served)."""

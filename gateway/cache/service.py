@@ -201,6 +201,16 @@ class SemanticCache:
         """May this request still read or write the cache (bookkeeping, writes)?"""
         return not req.degraded and self.breaker.state != OPEN
 
+    async def draft_elsewhere(self, req: CacheRequest, decision: Decision) -> str | None:
+        """`DecisionPipeline.draft_elsewhere`, or None when the store fails (a draft is only a speed-up)."""
+        if not self.touchable(req):
+            return None
+        try:
+            return await asyncio.to_thread(self.pipeline.draft_elsewhere, req, decision)
+        except Exception as exc:
+            self.failed(dependency_of(exc), exc.__class__.__name__, "draft", exc)
+            return None
+
     async def _find_evidence(self, req: CacheRequest, decision: Decision) -> None:
         self._matching += 1
         try:

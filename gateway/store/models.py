@@ -45,7 +45,8 @@ class CacheEntry(Base):
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
 
     __table_args__ = (Index("ix_cache_entries_state_created", "state", "created_at"),
-                      Index("ix_cache_entries_session_request", "tenant", "session_id", "request_hash"))
+                      Index("ix_cache_entries_session_request", "tenant", "session_id", "request_hash"),
+                      Index("ix_cache_entries_tenant_request", "tenant", "request_hash"))
 
 
 class CacheEvent(Base):

@@ -1,6 +1,7 @@
 """The near answer's draft over real HTTP: a gateway in front of a scripted backend that says it is the bundled
 engine (`owned_by: semcache`) sends the matched entry's answer as a draft with a PARTIAL, and with a MISS
-whose request is a changed one of another conversation's entry, never with a MISS that matched nothing,
+whose request is a changed one of another conversation's entry or exactly another session's request (a
+draft only: not served), never with a MISS that matched nothing,
 and never passes on a client's own `semcache` field; in front of another backend it sends none. With early
 forwarding (the default for the bundled engine) the request goes out before the decision and the draft
 follows it under the request's key; a HIT cancels the request in the real engine."""
@@ -93,6 +94,38 @@ def test_a_miss_near_another_conversations_entry_carries_that_answer_as_its_draf
             extra_headers={"X-Session-Id": "other-" + uuid.uuid4().hex[:8]})
         assert unrelated.headers["x-cache"] == "MISS", dict(unrelated.headers)
         assert "draft" not in (replica.chats[-1]["body"].get("semcache") or {})
+    finally:
+        gateway.stop()
+        replica.kill()
+
+
+def test_a_miss_asking_what_another_session_asked_takes_that_answer_as_a_draft_but_is_not_served_it():
+    replica = ScriptedReplica("r", owned_by="semcache")
+    env = {"SEMCACHE_BACKEND_URL": replica.url + "/v1", "SEMCACHE_ADMIN_TOKEN": ADMIN_TOKEN,
+           "SEMCACHE_BACKEND_EARLY_FORWARD": "off", "SEMCACHE_API_KEYS": "keyA:tenantA,keyB:tenantB", **fresh_dirs()}
+    gateway = RunningServer(["serve"], env=env, ready_path="/readyz", timeout=240)
+    try:
+        messages = [SYSTEM, {"role": "user", "content": KYOTO}]
+        warm = httpx.post(gateway.url + "/admin/warmup", headers=ADMIN, timeout=60, json={"entries": [
+            {"messages": messages, "answer": ANSWER, "session_id": "alice", "tenant": "tenantA"}]})
+        assert warm.status_code == 200, warm.text
+
+        def ask(key: str, session: str):
+            client = openai.OpenAI(base_url=gateway.url + "/v1", api_key=key, max_retries=0)
+            reply = client.chat.completions.with_raw_response.create(model="scripted", messages=messages,
+                                                                     extra_headers={"X-Session-Id": session})
+            return reply, replica.chats[-1]["body"]
+
+        # the same messages in another session of the tenant: that session's entry is not served to it (scope
+        # is the session until promotion), but its answer goes to the engine as a draft to verify
+        reply, body = ask("keyA", "bob")
+        assert reply.headers["x-cache"] == "MISS", dict(reply.headers)
+        assert reply.parse().choices[0].message.content != ANSWER
+        assert body["semcache"]["draft"] == ANSWER
+        # another tenant asking the same never gets it, not even as a draft
+        reply, body = ask("keyB", "carol")
+        assert reply.headers["x-cache"] == "MISS", dict(reply.headers)
+        assert "draft" not in (body.get("semcache") or {})
     finally:
         gateway.stop()
         replica.kill()
