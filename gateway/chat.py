@@ -254,7 +254,7 @@ class ChatTurn:
             # one (MISS); not by another task (a switch). The engine verifies it as a draft, so the output is
             # the model's own either way, and it stops proposing from a draft whose tokens it keeps rejecting
             draft = decision.entry["answer_text"][:MAX_DRAFT_CHARS]
-        elif decision.outcome == "MISS" and decision.entry is None and decision.fingerprint is not None \
+        elif self.cache.pipeline.wants_draft_elsewhere(req, decision) \
                 and await self.upstream.accepts_drafts(self.draft_mode):
             # nothing near in this session: another session's answer to these very messages, as a draft only
             text = await self.cache.draft_elsewhere(req, decision)

@@ -344,12 +344,16 @@ class DecisionPipeline:
         closest = max(range(len(entries)), key=lambda i: MISMATCHES.index(why[i]))
         return Decision("HIT", "exact", cacheable=req.store, score=1.0, entry=entries[closest])
 
+    def wants_draft_elsewhere(self, req: CacheRequest, decision: Decision) -> bool:
+        """A semantic MISS that matched nothing: `draft_elsewhere` may find it a draft."""
+        return self.mode == "semantic" and decision.outcome == "MISS" and decision.entry is None \
+            and decision.fingerprint is not None and not req.degraded
+
     def draft_elsewhere(self, req: CacheRequest, decision: Decision) -> str | None:
-        """Another session's ready answer to exactly these messages, for a semantic MISS that matched nothing:
+        """Another session's ready answer to exactly these messages, for a MISS that `wants_draft_elsewhere`:
         a draft for the bundled engine, which verifies every token, so what the client gets is the model's own
         output (only sooner). Never served: an entry stays in its session until it is promoted."""
-        if self.mode != "semantic" or decision.outcome != "MISS" or decision.entry is not None \
-                or decision.fingerprint is None or req.degraded:
+        if not self.wants_draft_elsewhere(req, decision):
             return None
         for entry in self.store.find_exact(req.tenant, req.request_hash, limit=1):
             if entry.get("session_id") != req.session_id and entry.get("answer_text"):
