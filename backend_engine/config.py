@@ -20,6 +20,9 @@ class EngineConfig:
     speculative: str = "auto"               # auto | ngram | draft | off: where decode drafts come from
     phrase_drafts: bool = True              # auto and ngram also draft from the model's phrase store, if any
     dtype: str = "auto"                     # auto | float32 | bfloat16 (auto: dtype_choice.py)
+    # torch threads of whichever thread runs the steps (None: torch's default, every core). torch keeps this
+    # per OS thread, so an engine that shares its process (the gateway's encoder) sets only its own
+    threads: int | None = None
     dense_rows: int | None = None           # CPU: passes of up to this many rows use dense weights (None: measured)
     data_dir: str | None = None
     # KV tiers below the pool (kv_tiers.py): capacities in bytes, None = the default, 0 = off.
@@ -42,6 +45,8 @@ class EngineConfig:
         for dtype in (self.kv_host_dtype, self.kv_disk_dtype):
             if dtype not in ("fp", "int8", "int4"):
                 raise ValueError("kv tier dtypes must be fp, int8 or int4")
+        if self.threads is not None and self.threads < 1:
+            raise ValueError("threads must be at least 1 (or unset: every core)")
         if self.kv_tier_policy not in ("cost", "load", "recompute"):
             raise ValueError("kv_tier_policy must be cost, load or recompute")
         if (self.kv_host_tier or 0) < 0 or (self.kv_disk_tier or 0) < 0:

@@ -84,6 +84,7 @@ def _remember(table: OrderedDict, key: str, value) -> None:
 class LLMEngine:
     def __init__(self, config: EngineConfig, loaded: LoadedModel | None = None):
         self.config = config
+        self._own_threads()                     # the load measures passes (matmul_choice) as steps will run them
         loaded = loaded or load_model(config.model, config.max_model_len,
                                       Path(config.data_dir) if config.data_dir else None)
         self.model_name = loaded.name
@@ -255,6 +256,7 @@ class LLMEngine:
 
     # ---- one step -------------------------------------------------------
     def step(self) -> list[RequestOutput]:
+        self._own_threads()
         if self.tiers is not None:
             self.tiers.before_schedule(self.scheduler.waiting)
         proposing = self._propose()
@@ -275,6 +277,11 @@ class LLMEngine:
             if seq.num_output_tokens and num == 1 + seq.num_draft:
                 self.pass_cost.observe(num, elapsed)
         return self.postprocess(scheduled, logits)
+
+    def _own_threads(self) -> None:
+        threads = self.config.threads
+        if threads and torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
 
     # ---- speculation ----------------------------------------------------
     def _propose(self) -> list[Sequence]:

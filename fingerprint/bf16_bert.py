@@ -119,10 +119,7 @@ class Bf16Bert:
         return self
 
     def _build(self, read, config: dict, threads: int | None, packed: bool | None, head: bool) -> None:
-        if threads:
-            # torch's pool is per process: only the gateway's own encoder budget is given here (one worker of
-            # several), never the embedded engine's
-            torch.set_num_threads(threads)
+        self.threads = threads
 
         def get(name: str, dtype=torch.bfloat16):
             return read(name).to(dtype).contiguous()
@@ -133,5 +130,9 @@ class Bf16Bert:
     def run(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Unit vectors [rows, dim] (float32), or the head's probabilities, of padded token ids (int64) and their
         attention mask."""
+        if self.threads and torch.get_num_threads() != self.threads:
+            # torch keeps its thread count per OS thread: set it in the thread that runs (a worker thread of
+            # the gateway), never process-wide, so an engine in the same process keeps its own
+            torch.set_num_threads(self.threads)
         with torch.inference_mode():
             return self._module(torch.from_numpy(ids), torch.from_numpy(mask)).numpy()

@@ -225,7 +225,7 @@ def create_app(settings: Settings | None = None, upstream: Upstream | ReplicaSet
         app.state.cache = await asyncio.to_thread(
             SemanticCache.build, app.state.store, app.state.metrics, settings.embedding_model, settings.model_dir,
             settings.risk_policy, settings.search_k, settings.duplicate_window_s,
-            settings.cache_mode, settings.thresholds, settings.encoder_threads,
+            settings.cache_mode, settings.thresholds, settings.core_split()[1],
             settings.breaker_failures, settings.breaker_cooldown_s, settings.hit_sampled_requests,
             PromotionConfig(settings.promotion, settings.promotion_min_sessions,
                             settings.promotion_answer_similarity),

@@ -79,6 +79,8 @@ def _engine_args(p: argparse.ArgumentParser, default_port: int) -> None:
     p.add_argument("--dtype", default="auto", choices=("auto", "float32", "bfloat16"),
                    help="what the engine computes in: auto = bfloat16 on a CPU with native bf16 matmuls whose "
                         "rows keep speculation lossless, float32 elsewhere")
+    p.add_argument("--threads", type=_positive, default=None,
+                   help="torch threads of the step loop (default: every core)")
     p.add_argument("--data-dir", default=os.environ.get("SEMCACHE_DATA_DIR"))
     p.add_argument("--internal-token", default=os.environ.get("SEMCACHE_BACKEND_INTERNAL_TOKEN"),
                    help="the gateway's SEMCACHE_BACKEND_INTERNAL_TOKEN: only callers sending it as "
@@ -98,7 +100,14 @@ def _engine_config(args):
                         kv_host_tier=_tier_size(args.kv_host_tier, parse_size),
                         kv_disk_tier=_tier_size(args.kv_disk_tier, parse_size),
                         kv_host_dtype=args.kv_host_dtype, kv_disk_dtype=args.kv_disk_dtype,
-                        kv_tier_policy=args.kv_tier_policy)
+                        kv_tier_policy=args.kv_tier_policy, threads=args.threads)
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
 
 
 def _tier_size(text: str, parse_size) -> int | None:
@@ -216,6 +225,8 @@ def _start_engine(settings):
                "--max-model-len", str(settings.engine_max_model_len), "--data-dir", str(settings.data_dir),
                "--speculative", settings.engine_speculative, "--dtype", settings.engine_dtype,
                "--log-level", settings.log_level]
+    if settings.engine_threads:
+        command += ["--threads", str(settings.engine_threads)]
     if not settings.engine_prefix_caching:
         command.append("--no-prefix-caching")
     # the token goes by environment, not argv (which any local user can read)

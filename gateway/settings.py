@@ -72,6 +72,11 @@ class Settings(BaseSettings):
     engine_dtype: Literal["auto", "float32", "bfloat16"] = Field(
         "auto", description="what the embedded engine computes in: auto = bfloat16 on a CPU with native bf16 "
                             "matmuls that keep speculation lossless, float32 elsewhere")
+    engine_threads: int = Field(0, ge=0, description="torch threads of the embedded engine's step loop; 0: every "
+                                                     "core but one where the engine runs in the gateway's "
+                                                     "process beside the semantic cache's models (that core is "
+                                                     "theirs: encoder_threads then defaults to the cores left), "
+                                                     "every core otherwise")
     # requests
     max_body_bytes: int = 4 * 2**20
     max_messages: int = 512
@@ -198,6 +203,17 @@ class Settings(BaseSettings):
     @property
     def embedded(self) -> bool:
         return self.backend_url == "embedded" and not self.backends.strip()
+
+    def core_split(self) -> tuple[int | None, int | None]:
+        """(engine threads, encoder threads) of this process; None: the library's default (every core).
+        The in-process engine and the cache's models share the cores: on 2 cores, two threads each made torch's
+        teams wait on one another (docs/operations.md, "Cores"), so each side keeps its own cores."""
+        engine, encoder = self.engine_threads or None, self.encoder_threads or None
+        if self.embedded and self.cache_mode == "semantic":
+            cores = os.cpu_count() or 1
+            engine = engine or max(1, cores - (encoder or 1))
+            encoder = encoder or max(1, cores - engine)
+        return engine, encoder
 
     def masked(self) -> dict[str, Any]:
         """The effective configuration, secrets masked (for `semcache config show` and logs)."""

@@ -218,7 +218,17 @@ def _mode_summary(mode: str, gateway: GatewayProcess, rows: list[dict], sessions
     if mode == "semantic":
         evidence = gateway.metric_samples("semcache_promotion_evidence_total")
         audit["evidence"] = {k.strip("{}").replace('"', ""): int(v) for k, v in evidence.items()}
+        audit["decision_ms"] = decision_stage_means(gateway)
     return {**summarize(rows, stats), **audit}
+
+
+def decision_stage_means(gateway: GatewayProcess) -> dict[str, float]:
+    """Mean milliseconds per decision stage (the gateway's semcache_decision_seconds histogram): where the
+    semantic mode's time before the backend goes."""
+    sums = gateway.metric_samples("semcache_decision_seconds_sum")
+    counts = gateway.metric_samples("semcache_decision_seconds_count")
+    stage = lambda labels: labels.strip("{}").split("=", 1)[-1].strip('"')
+    return {stage(k): round(1e3 * v / counts[k], 2) for k, v in sums.items() if counts.get(k)}
 
 
 def run_modes(runs: list[tuple[str, str | None]], sessions: list[dict], model: str, upstream: str | None,
@@ -270,6 +280,9 @@ def print_table(results: dict) -> None:
             counts = ", ".join(f"{k} {v}" for k, v in sorted(m["promotion"].items())) or "none"
             print(f"{mode}: false hits {m['false_hits']}; promotion states: {counts}; global pool "
                   f"{m['global_entries']} entries, {m['global_with_personal_data']} with personal data")
+            if m.get("decision_ms"):
+                print(f"{mode}: decision ms per request by stage (mean): "
+                      + ", ".join(f"{k} {v}" for k, v in sorted(m["decision_ms"].items(), key=lambda kv: -kv[1])))
             if m.get("evidence"):
                 print(f"{mode}: evidence (matches of other sessions' candidates by state and answer agreement): "
                       + ", ".join(f"{k} {v}" for k, v in sorted(m["evidence"].items())))

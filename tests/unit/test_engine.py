@@ -173,3 +173,29 @@ def test_a_late_draft_is_checked_like_any_input(raw, param):
     with pytest.raises(OpenAIError) as exc:
         parse_chat(chat % b"no")
     assert exc.value.status == 400 and exc.value.param == "semcache.draft_key"
+
+
+def test_the_engine_steps_with_its_own_thread_count_and_leaves_other_threads_theirs(demo):
+    """`threads`: torch keeps its count per OS thread, so the thread that runs the steps takes the engine's
+    and a thread beside it (the gateway's encoder, in one process) keeps its own."""
+    import threading
+
+    import torch
+    with pytest.raises(ValueError, match="threads"):
+        EngineConfig(model="demo", threads=0)
+    engine = make_engine(demo, threads=1)
+    seen = {}
+
+    def steps():
+        torch.set_num_threads(2)
+        engine.generate([[1, 2, 3, 4]], GREEDY)
+        seen["stepping thread"] = torch.get_num_threads()
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        worker = threading.Thread(target=steps)
+        worker.start()
+        worker.join()
+        assert seen == {"stepping thread": 1} and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)

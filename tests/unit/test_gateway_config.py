@@ -152,3 +152,28 @@ def test_the_cli_reports_a_bad_configuration_in_one_line(tmp_path):
     version = subprocess.run([sys.executable, "-m", "gateway.cli", "--version"], cwd=ROOT, capture_output=True,
                              text=True, timeout=60)
     assert version.returncode == 0 and version.stdout.startswith("semcache ")
+
+
+def test_an_engine_in_the_gateway_process_leaves_the_models_their_own_cores(monkeypatch):
+    """With the bundled engine in-process and the semantic cache on, the engine's step loop and the cache's
+    encoder and judge split the cores (torch teams of both on every core waited on each other); explicit
+    settings win, and an engine in another process (or another backend) keeps every core."""
+    for name in ("SEMCACHE_CONFIG", "SEMCACHE_BACKEND_URL", "SEMCACHE_BACKENDS", "SEMCACHE_CACHE_MODE",
+                 "SEMCACHE_ENGINE_THREADS", "SEMCACHE_ENCODER_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    assert load_settings().core_split() == (1, 1)
+    monkeypatch.setattr("os.cpu_count", lambda: 16)
+    assert load_settings().core_split() == (15, 1)
+    monkeypatch.setenv("SEMCACHE_ENCODER_THREADS", "4")
+    assert load_settings().core_split() == (12, 4)
+    monkeypatch.setenv("SEMCACHE_ENGINE_THREADS", "8")
+    assert load_settings().core_split() == (8, 4)
+    monkeypatch.delenv("SEMCACHE_ENCODER_THREADS")
+    assert load_settings().core_split() == (8, 8)
+    monkeypatch.delenv("SEMCACHE_ENGINE_THREADS")
+    monkeypatch.setenv("SEMCACHE_CACHE_MODE", "exact")             # no models beside the engine
+    assert load_settings().core_split() == (None, None)
+    monkeypatch.setenv("SEMCACHE_CACHE_MODE", "semantic")
+    monkeypatch.setenv("SEMCACHE_BACKEND_URL", "http://127.0.0.1:9/v1")   # the engine is elsewhere
+    assert load_settings().core_split() == (None, None)

@@ -9,6 +9,7 @@ import random
 from collections import defaultdict
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from fingerprint.encoder import native_bf16
@@ -173,22 +174,37 @@ def test_hard_pairs_are_not_the_same_request(judge, cached_request, answer, new_
 
 
 def test_the_judge_takes_the_encoder_thread_budget():
-    """`encoder_threads` (cores / workers under `serve --workers N`) bounds the pair judge's threads as well."""
+    """`encoder_threads` (cores / workers under `serve --workers N`, 1 beside an in-process engine on 2 cores)
+    bounds the pair judge's threads as well; torch keeps its count per OS thread, so only a thread that runs
+    the models takes it, and no other thread of the process (the engine's step loop) loses its own."""
+    import threading
+
     import torch
 
     from gateway.cache.service import load_gates
     before = torch.get_num_threads()
-    try:
-        fingerprinter, judge, _ = load_gates(models_dir=Path(models_dir()), encoder_threads=1)
-        encoder = fingerprinter.encoder
-        assert judge.backend == encoder.backend         # the judge runs as the encoder measured best
-        if encoder.backend == "bf16":                   # torch's pool, which is per process
-            assert torch.get_num_threads() == 1
-        else:
-            assert judge.session.get_session_options().intra_op_num_threads == 1
-            assert encoder._session.get_session_options().intra_op_num_threads == 1
-    finally:
-        torch.set_num_threads(before)
+    fingerprinter, judge, _ = load_gates(models_dir=Path(models_dir()), encoder_threads=1)
+    encoder = fingerprinter.encoder
+    assert judge.backend == encoder.backend         # the judge runs as the encoder measured best
+    if encoder.backend == "bf16":
+        seen = {}
+
+        def decide_in_a_worker_thread():
+            torch.set_num_threads(2)                # what a fresh thread of a 2-core process starts with
+            encoder.encode(["a sentence this test encodes once, in its own thread"])
+            seen["encoder"] = torch.get_num_threads()
+            torch.set_num_threads(2)
+            ids, mask = np.ones((1, 8), dtype=np.int64), np.ones((1, 8), dtype=np.int64)
+            judge.runner.run(ids, mask)             # the network itself (judge() may settle a pair without it)
+            seen["judge"] = torch.get_num_threads()
+        worker = threading.Thread(target=decide_in_a_worker_thread)
+        worker.start()
+        worker.join()
+        assert seen == {"encoder": 1, "judge": 1}
+        assert torch.get_num_threads() == before    # this thread's count is its own
+    else:
+        assert judge.session.get_session_options().intra_op_num_threads == 1
+        assert encoder._session.get_session_options().intra_op_num_threads == 1
 
 
 def test_the_trained_network_reaches_another_runner_under_hf_names_without_being_built():
