@@ -56,6 +56,11 @@ class GatewayProcess:
                # nocache is plain inference; exact gets what any good backend has (prefix reuse, prompt
                # lookup); semantic adds the hits and the PARTIAL's cached-answer draft
                "SEMCACHE_ENGINE_SPECULATIVE": {"nocache": "off", "exact": "ngram", "semantic": "auto"}[mode],
+               # every mode's engine gets the thread count the semantic gateway gives its in-process engine
+               # (Settings.core_split): with three gateways on a few cores, the count alone moved nocache's and
+               # exact's P50 by a third, which is not what a mode comparison measures
+               "SEMCACHE_ENGINE_THREADS": os.environ.get("SEMCACHE_ENGINE_THREADS")
+               or str(max(1, (os.cpu_count() or 1) - 1)),
                "SEMCACHE_ENGINE_MAX_MODEL_LEN": str(max_model_len), "SEMCACHE_ENGINE_KV_CACHE_MEMORY": "256MiB",
                "SEMCACHE_BACKEND_URL": upstream or "embedded", "SEMCACHE_BACKEND_MODEL": model,
                "SEMCACHE_PROMOTION": promotion or "shadow"}
