@@ -208,12 +208,9 @@ class Settings(BaseSettings):
         """(engine threads, encoder threads) of this process; None: the library's default (every core).
         The in-process engine and the cache's models share the cores: on 2 cores, two threads each made torch's
         teams wait on one another (docs/operations.md, "Cores"), so each side keeps its own cores."""
-        engine, encoder = self.engine_threads or None, self.encoder_threads or None
         if self.embedded and self.cache_mode == "semantic":
-            cores = os.cpu_count() or 1
-            engine = engine or max(1, cores - (encoder or 1))
-            encoder = encoder or max(1, cores - engine)
-        return engine, encoder
+            return split_cores(os.cpu_count() or 1, self.engine_threads, self.encoder_threads)
+        return self.engine_threads or None, self.encoder_threads or None
 
     def masked(self) -> dict[str, Any]:
         """The effective configuration, secrets masked (for `semcache config show` and logs)."""
@@ -229,6 +226,13 @@ class Settings(BaseSettings):
                 value = str(value)
             out[name] = value
         return out
+
+
+def split_cores(cores: int, engine: int = 0, encoder: int = 0) -> tuple[int, int]:
+    """(engine threads, encoder threads) for an engine and the cache's models in one process on `cores`;
+    0: not set. Explicit counts win; otherwise the engine takes every core but the encoder's (one by default)."""
+    engine = engine or max(1, cores - (encoder or 1))
+    return engine, encoder or max(1, cores - engine)
 
 
 def parse_backends(text: str) -> list[tuple[str, float]]:

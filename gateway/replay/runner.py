@@ -30,6 +30,8 @@ from pathlib import Path
 
 import httpx
 
+from gateway.settings import split_cores
+
 MODES = ("nocache", "exact", "semantic")
 ORDERS = ("interleaved", "sequential")
 ADMIN_TOKEN = "replay-" + uuid.uuid4().hex[:12]
@@ -60,7 +62,7 @@ class GatewayProcess:
                # (Settings.core_split): with three gateways on a few cores, the count alone moved nocache's and
                # exact's P50 by a third, which is not what a mode comparison measures
                "SEMCACHE_ENGINE_THREADS": os.environ.get("SEMCACHE_ENGINE_THREADS")
-               or str(max(1, (os.cpu_count() or 1) - 1)),
+               or str(split_cores(os.cpu_count() or 1)[0]),
                "SEMCACHE_ENGINE_MAX_MODEL_LEN": str(max_model_len), "SEMCACHE_ENGINE_KV_CACHE_MEMORY": "256MiB",
                "SEMCACHE_BACKEND_URL": upstream or "embedded", "SEMCACHE_BACKEND_MODEL": model,
                "SEMCACHE_PROMOTION": promotion or "shadow"}
