@@ -8,19 +8,19 @@ is cheaper and a draft verification nearly free (docs/engine.md, "Compute dtype"
 Why the row check: speculative decoding is lossless only if a token's logits are the same whether it is
 decoded alone or verified with the draft beside it. An fp32 row that differs in its last bits almost never
 changes the greedy token; a bf16 one that differs in its last bit often does (an earlier attempt with dense,
-unpacked bf16 weights gave the same tokens on 1 of 6 requests). So `auto` takes bf16 only where the packed
-product of a row is bit for bit the same for every pass size the engine verifies; the engine also never
-mixes in dense bf16 matmuls (`ModelRunner`).
+unpacked bf16 weights gave the same tokens on 1 of 6 requests). So `auto` takes bf16 only where every
+packed product has a row floor (model.row_floor: the pass size from which each row is bit for bit the same
+whatever the pass), and the engine pads smaller passes to it and never mixes in dense bf16 matmuls
+(`ModelRunner`).
 """
 from __future__ import annotations
 
 import logging
-from functools import cache
 from pathlib import Path
 
 import torch
 
-from backend_engine.model import PACK_ROWS, onednn_pack, packed_linear
+from backend_engine.model import row_floor
 
 log = logging.getLogger("semcache.engine")
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
@@ -29,33 +29,21 @@ CHECK_SHAPES = ((1536, 576), (576, 1536), (8192, 576))
 
 
 def native_bf16() -> bool:
-    """The CPU multiplies bf16 on AMX tiles (Linux cpuinfo flags); elsewhere assume not. AVX512-BF16 alone is
-    not enough: on an AMD EPYC with it (and no AMX) the row check below passed, yet greedy SmolLM2 with prompt
-    lookup parted from plain decoding at its 35th token (test_speculative_decoding_is_lossless_on_smollm2), so
-    `auto` keeps such a CPU in float32 until what differs there is found."""
+    """The CPU multiplies bf16 natively: AMX tiles or AVX512-BF16 (Linux cpuinfo flags); elsewhere assume
+    not. (From 2026-12-05 to 12-06 AVX512-BF16 alone did not count: on an AMD EPYC with it greedy SmolLM2
+    with prompt lookup parted from plain decoding, because a lone row of the down projection went through a
+    kernel of its own; the row floor now sends it through the one larger passes use.)"""
     try:
         flags = set(Path("/proc/cpuinfo").read_text().split())
     except OSError:
         return False
-    return "amx_bf16" in flags
+    return "amx_bf16" in flags or "avx512_bf16" in flags
 
 
-@cache
-def packed_rows_agree(rows: int = PACK_ROWS) -> bool:
-    """Each row of a packed bf16 product is bit for bit the same for passes of 1 to `rows` rows."""
-    generator = torch.Generator().manual_seed(0)
-    for out_features, in_features in CHECK_SHAPES:
-        weight = (torch.randn(out_features, in_features, generator=generator) * 0.05).to(torch.bfloat16)
-        packed = onednn_pack(weight)
-        if packed is None:
-            return False
-        x = torch.randn(rows, in_features, generator=generator).to(torch.bfloat16)
-        alone = torch.cat([packed_linear(x[i:i + 1], packed, None) for i in range(rows)])
-        for size in range(2, rows + 1):
-            together = torch.cat([packed_linear(x[i:i + size], packed, None) for i in range(0, rows, size)])
-            if not torch.equal(together, alone):
-                return False
-    return True
+def packed_rows_agree() -> bool:
+    """Every checked shape's packed bf16 product has a row floor (model.row_floor)."""
+    return all(row_floor(out_features, in_features, torch.bfloat16) is not None
+               for out_features, in_features in CHECK_SHAPES)
 
 
 def choose_dtype(requested: str, device: torch.device | str = "cpu") -> torch.dtype:

@@ -6,6 +6,7 @@ runs on the torch references (CPU) and the Triton kernels (CUDA).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 import torch
 import torch.nn.functional as F
@@ -49,8 +50,47 @@ def onednn_pack(weight: torch.Tensor) -> torch.Tensor | None:
         return None
 
 
-def packed_linear(x: torch.Tensor, packed: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+def packed_linear(x: torch.Tensor, packed: torch.Tensor, bias: torch.Tensor | None, min_rows: int = 1
+                  ) -> torch.Tensor:
+    """x @ packed.T (+ bias); an input of fewer than `min_rows` rows is padded to that many by repeating
+    its last row, so it goes through the kernel the larger passes use (see `row_floor`)."""
+    rows = x.shape[0]
+    if rows < min_rows:
+        padded = torch.cat([x, x[-1:].expand(min_rows - rows, x.shape[1])])
+        return torch.ops.mkldnn._linear_pointwise(padded, packed, bias, "none", [], "")[:rows]
     return torch.ops.mkldnn._linear_pointwise(x.contiguous(), packed, bias, "none", [], "")
+
+
+FLOOR_CHECK_ROWS = 48           # rows per check: a differing kernel shows in ~1e-4 of bf16 outputs, so many
+
+
+@cache
+def row_floor(out_features: int, in_features: int, dtype: torch.dtype) -> int | None:
+    """The fewest rows a packed product of this shape must be given so that each row comes out bit for bit
+    the same in every pass of up to PACK_ROWS + 1 rows: 1 where a lone row already does, 2 where oneDNN
+    serves a lone row with a kernel of its own, None where passes of 2 or more rows disagree too.
+
+    Why: speculative decoding is lossless only if a token's numbers do not depend on how many tokens share
+    its pass. On an AMD EPYC with AVX512-BF16 and no AMX, oneDNN sums a lone row of an input wider than
+    1,024 in another order than it sums 2 to 17 rows (fp32: nearly every output differs in its last bits;
+    bf16: about 1 in 7,000 outputs by one unit, enough to part greedy SmolLM2 from plain decoding at its
+    35th token), while 2 to 17 rows agree with each other bit for bit (docs/engine.md, "Compute dtype").
+    Measured once per shape and dtype on random numbers, about 0.1 s for the largest."""
+    generator = torch.Generator().manual_seed(0)
+    weight = (torch.randn(out_features, in_features, generator=generator) * 0.05).to(dtype)
+    packed = onednn_pack(weight)
+    if packed is None:
+        return None
+    x = torch.randn(FLOOR_CHECK_ROWS, in_features, generator=generator).to(dtype)
+
+    def passes(size: int) -> torch.Tensor:
+        return torch.cat([packed_linear(x[i:i + size], packed, None, min(size, 2))
+                          for i in range(0, FLOOR_CHECK_ROWS, size)])
+
+    pairs = passes(2)
+    if any(not torch.equal(passes(size), pairs) for size in range(3, PACK_ROWS + 2)):
+        return None
+    return 1 if torch.equal(passes(1), pairs) else 2
 
 
 class Linear(nn.Linear):
@@ -59,6 +99,7 @@ class Linear(nn.Linear):
     a oneDNN-packed copy of its weight (the weight itself stays, for hashing and state dicts)."""
 
     packed: torch.Tensor | None = None
+    min_rows = 1                    # the packed product's row floor (`row_floor`)
     dense_rows = 0                  # inputs of at most this many rows use the dense weight (matmul_choice.py)
 
     def reset_parameters(self) -> None:
@@ -67,11 +108,13 @@ class Linear(nn.Linear):
     def pack(self) -> bool:
         if self.packed is None:
             self.packed = onednn_pack(self.weight)
+            if self.packed is not None:
+                self.min_rows = row_floor(*self.weight.shape, self.weight.dtype) or 1
         return self.packed is not None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.packed is not None and x.numel() > self.dense_rows * x.shape[-1]:
-            return packed_linear(x, self.packed, self.bias)
+            return packed_linear(x, self.packed, self.bias, self.min_rows)
         return F.linear(x, self.weight, self.bias)
 
 
@@ -168,6 +211,7 @@ class CausalLM(nn.Module):
             mask[torch.tensor(cfg.suppress_token_ids)] = True
         self.register_buffer("suppressed", mask, persistent=False)
         self.logits_packed: torch.Tensor | None = None
+        self.logits_min_rows = 1
         self.dense_rows = 0
         self.dense_rows_chosen = False
 
@@ -197,6 +241,9 @@ class CausalLM(nn.Module):
         if self.logits_packed is None:
             weight = self.embed_tokens.weight if self.lm_head is None else self.lm_head.weight
             self.logits_packed = onednn_pack(weight)
+            if self.logits_packed is not None:
+                # the lm_head's blocking is that of any wide output: its first 8,192 rows stand for it
+                self.logits_min_rows = row_floor(min(weight.shape[0], 8192), weight.shape[1], weight.dtype) or 1
         return packed and self.logits_packed is not None
 
     def forward(self, input_ids, positions, batch: AttentionBatch, kv_caches) -> torch.Tensor:
@@ -208,7 +255,7 @@ class CausalLM(nn.Module):
 
     def compute_logits(self, hidden: torch.Tensor) -> torch.Tensor:
         if self.logits_packed is not None and hidden.shape[0] > self.dense_rows:
-            logits = packed_linear(hidden, self.logits_packed, None).float()
+            logits = packed_linear(hidden, self.logits_packed, None, self.logits_min_rows).float()
         else:
             weight = self.embed_tokens.weight if self.lm_head is None else self.lm_head.weight
             logits = F.linear(hidden, weight).float()

@@ -7,6 +7,7 @@ import torch
 from backend_engine import EngineConfig, LLMEngine
 from backend_engine import dtype_choice
 from backend_engine.dtype_choice import choose_dtype, native_bf16, packed_rows_agree
+from backend_engine.model import PACK_ROWS, Linear, packed_linear, row_floor
 from backend_engine.sampling import SamplingParams
 
 BF16_HERE = native_bf16() and torch.backends.mkldnn.is_available() and packed_rows_agree()
@@ -36,6 +37,51 @@ def test_auto_is_float32_where_rows_change_with_the_pass_size(monkeypatch):
 @pytest.mark.skipif(not BF16_HERE, reason="no native bf16 matmuls with row-stable packing on this CPU")
 def test_auto_takes_bf16_where_the_cpu_has_it():
     assert choose_dtype("auto") is torch.bfloat16
+
+
+# SmolLM2's projections (q/k/v fused, o, gate/up fused, down) and a wide output like its lm_head
+SHAPES = ((960, 576), (576, 576), (3072, 576), (576, 1536), (8192, 576))
+
+
+@pytest.mark.skipif(not torch.backends.mkldnn.is_available(), reason="no oneDNN: nothing is packed")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("out_features,in_features", SHAPES)
+def test_a_packed_linear_gives_each_row_the_same_numbers_in_any_pass_from_1_to_17_rows(out_features, in_features,
+                                                                                     dtype):
+    """What lossless speculation rests on: a token's projection does not depend on how many tokens share its
+    pass. Checked on other numbers than row_floor measured with; a shape without a floor keeps floor 1."""
+    if dtype is torch.bfloat16 and not native_bf16():
+        pytest.skip("bf16 matmuls are emulated on this CPU: the engine never packs them here")
+    torch.manual_seed(7)
+    linear = Linear(in_features, out_features, bias=False)
+    with torch.no_grad():
+        linear.weight.copy_(torch.randn(out_features, in_features) * 0.05)
+    linear.to(dtype)
+    assert linear.pack()
+    floor = row_floor(out_features, in_features, dtype)
+    if floor is None:
+        pytest.skip("passes of 2 or more rows disagree on this CPU: auto keeps float32 (bf16) and the floor 1")
+    assert linear.min_rows == floor
+    x = torch.randn(PACK_ROWS + 1, in_features).to(dtype)
+    alone = torch.cat([linear(x[i:i + 1]) for i in range(PACK_ROWS + 1)])
+    for size in range(2, PACK_ROWS + 2):
+        together = torch.cat([linear(x[i:i + size]) for i in range(0, PACK_ROWS + 1, size)])
+        assert torch.equal(together, alone), size
+
+
+def test_a_pass_below_the_floor_is_padded_and_cut_back():
+    """Padding changes which kernel runs, never how many rows come back or what they hold (up to rounding)."""
+    if not torch.backends.mkldnn.is_available():
+        pytest.skip("no oneDNN")
+    weight = torch.randn(64, 1536) * 0.05
+    packed = torch.ops.mkldnn._reorder_linear_weight(weight, PACK_ROWS)
+    bias = torch.randn(64)
+    x = torch.randn(1, 1536)
+    out = packed_linear(x, packed, bias, min_rows=2)
+    assert out.shape == (1, 64)
+    assert torch.allclose(out, x @ weight.T + bias, atol=1e-4)
+    if row_floor(64, 1536, torch.float32) is not None:     # a pass of 2 rows keeps its rows apart here
+        assert torch.equal(out, packed_linear(torch.cat([x, torch.randn(1, 1536)]), packed, bias)[:1])
 
 
 def _generate(dtype: str, mode: str, draft: str | None, loaded=None):
