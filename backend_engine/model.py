@@ -62,9 +62,17 @@ def packed_linear(x: torch.Tensor, packed: torch.Tensor, bias: torch.Tensor | No
 
 
 FLOOR_CHECK_ROWS = 48           # rows per check: a differing kernel shows in ~1e-4 of bf16 outputs, so many
+FLOOR_CHECK_OUT = 8192          # a wider output (the lm_head) is blocked as its first 8,192 rows are
 
 
-@cache
+def pack_with_floor(weight: torch.Tensor) -> tuple[torch.Tensor | None, int]:
+    """`onednn_pack(weight)` and the row floor its passes are padded to (1 where nothing was packed)."""
+    packed = onednn_pack(weight)
+    if packed is None:
+        return None, 1
+    return packed, row_floor(*weight.shape, weight.dtype) or 1
+
+
 def row_floor(out_features: int, in_features: int, dtype: torch.dtype) -> int | None:
     """The fewest rows a packed product of this shape must be given so that each row comes out bit for bit
     the same in every pass of up to PACK_ROWS + 1 rows: 1 where a lone row already does, 2 where oneDNN
@@ -76,6 +84,11 @@ def row_floor(out_features: int, in_features: int, dtype: torch.dtype) -> int | 
     bf16: about 1 in 7,000 outputs by one unit, enough to part greedy SmolLM2 from plain decoding at its
     35th token), while 2 to 17 rows agree with each other bit for bit (docs/engine.md, "Compute dtype").
     Measured once per shape and dtype on random numbers, about 0.1 s for the largest."""
+    return _measured_row_floor(min(out_features, FLOOR_CHECK_OUT), in_features, dtype)
+
+
+@cache
+def _measured_row_floor(out_features: int, in_features: int, dtype: torch.dtype) -> int | None:
     generator = torch.Generator().manual_seed(0)
     weight = (torch.randn(out_features, in_features, generator=generator) * 0.05).to(dtype)
     packed = onednn_pack(weight)
@@ -107,9 +120,7 @@ class Linear(nn.Linear):
 
     def pack(self) -> bool:
         if self.packed is None:
-            self.packed = onednn_pack(self.weight)
-            if self.packed is not None:
-                self.min_rows = row_floor(*self.weight.shape, self.weight.dtype) or 1
+            self.packed, self.min_rows = pack_with_floor(self.weight)
         return self.packed is not None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -240,10 +251,7 @@ class CausalLM(nn.Module):
         packed = all([m.pack() for m in self.modules() if isinstance(m, Linear)])
         if self.logits_packed is None:
             weight = self.embed_tokens.weight if self.lm_head is None else self.lm_head.weight
-            self.logits_packed = onednn_pack(weight)
-            if self.logits_packed is not None:
-                # the lm_head's blocking is that of any wide output: its first 8,192 rows stand for it
-                self.logits_min_rows = row_floor(min(weight.shape[0], 8192), weight.shape[1], weight.dtype) or 1
+            self.logits_packed, self.logits_min_rows = pack_with_floor(weight)
         return packed and self.logits_packed is not None
 
     def forward(self, input_ids, positions, batch: AttentionBatch, kv_caches) -> torch.Tensor:
