@@ -185,7 +185,8 @@ def _serve_workers(args, settings) -> int:
                        "SEMCACHE_MIGRATE_ON_START": "false"})
     if not settings.encoder_threads:                  # N workers must not each spin min(cores, 4) threads
         os.environ["SEMCACHE_ENCODER_THREADS"] = str(max(1, (os.cpu_count() or 1) // settings.workers))
-    if settings.encoder_backend == "int8":            # quantised once here, not by every worker at once
+    from fingerprint.encoder import runs_int8
+    if runs_int8(settings.encoder_backend, settings.embedding_model):   # quantised once here, not by each worker
         from fingerprint.e5_prepare import prepare_e5_int8
         from fingerprint.encoder import resolve_encoder_dir
         prepare_e5_int8(resolve_encoder_dir(settings.embedding_model, settings.data_dir, settings.models_dir)[0])
@@ -461,7 +462,8 @@ def cmd_models_prepare(args) -> int:
     from pathlib import Path
 
     from backend_engine.loader import resolve_model_dir
-    from fingerprint.encoder import resolve_encoder_dir
+    from fingerprint.e5_prepare import prepare_e5_int8
+    from fingerprint.encoder import resolve_encoder_dir, runs_int8
     from validator.pair_network import assemble
     data_dir = Path(args.data_dir) if args.data_dir else None
     steps = 4
@@ -476,6 +478,8 @@ def cmd_models_prepare(args) -> int:
         bar(2, steps)
         bar.describe("pair model")
         bar.echo(f"embedding model {args.embedding_model}: {encoder}")
+        if runs_int8("auto", args.embedding_model):     # what `auto` will open on this CPU, made now, not at start
+            bar.echo(f"embedding model with INT8 weights (no native bf16 here): {prepare_e5_int8(encoder)}")
         e5 = resolve_encoder_dir("e5-small", data_dir)[0]
         pair = assemble(e5, e5.parent / "pair-judge")
         bar(3, steps)

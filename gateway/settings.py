@@ -104,7 +104,8 @@ class Settings(BaseSettings):
         "auto", description="how the encoder runs: onnx (ONNX Runtime, fp32), int8 (INT8 weights; the pair judge "
                             "is not quantised), bf16 (torch in bfloat16, for CPUs "
                             "with native bf16 matmuls), or auto: bf16 where the CPU has them and a start-up "
-                            "measurement finds it at least 15% cheaper, else onnx")
+                            "measurement finds it at least 15% cheaper, else onnx; int8 for e5-small on a "
+                            "CPU without native bf16")
     ready_delay_s: float = Field(30.0, description="a new answer becomes servable after this many seconds")
     max_entries: int = 100_000
     feedback_floor: float = Field(-2.0, description="entries whose feedback score falls below are not served")

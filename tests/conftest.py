@@ -174,10 +174,14 @@ def fresh_dirs() -> dict:
 def models_dir() -> str:
     """Prepared models shared by every test server (a server's own data dir is a fresh temp dir);
     e5-small and the pair model are prepared here once, before any server needs them."""
-    from fingerprint.encoder import resolve_encoder_dir
+    from fingerprint.e5_prepare import prepare_e5_int8
+    from fingerprint.encoder import resolve_encoder_dir, runs_int8
     from validator.pair_network import assemble
     folder = Path(os.environ.get("SEMCACHE_DATA_DIR") or Path.home() / ".semcache") / "models"
-    assemble(resolve_encoder_dir("e5-small", models_dir=folder)[0], folder / "pair-judge")
+    e5 = resolve_encoder_dir("e5-small", models_dir=folder)[0]
+    assemble(e5, folder / "pair-judge")
+    if runs_int8("auto", "e5-small"):           # what `auto` opens on a CPU without native bf16
+        prepare_e5_int8(e5)
     return str(folder)
 
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from fingerprint.encoder import native_bf16
+from gateway.cache.service import judge_in_bf16
 from tests.conftest import models_dir
 from validator.pair_judge import LABELS, PairJudge, Verdict, card, view
 
@@ -185,7 +186,8 @@ def test_the_judge_takes_the_encoder_thread_budget():
     before = torch.get_num_threads()
     fingerprinter, judge, _ = load_gates(models_dir=Path(models_dir()), encoder_threads=1)
     encoder = fingerprinter.encoder
-    assert judge.backend == encoder.backend         # the judge runs as the encoder measured best
+    # the judge runs as the encoder measured best, but never quantised: INT8 encoder, fp32 (or bf16) judge
+    assert judge.backend == ("bf16" if judge_in_bf16(encoder) else "onnx")
     if encoder.backend == "bf16":
         seen = {}
 
