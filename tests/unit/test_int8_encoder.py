@@ -23,7 +23,8 @@ def pair():
 def test_int8_vectors_stay_close_to_fp32(pair):
     fp32, int8 = pair
     assert int8.backend == "int8" and int8.dim == fp32.dim
-    # measured 0.9975 at worst over these texts (0.989 with every layer quantised): quantisation noise
+    # measured 0.9975 at worst over these texts on an AVX-512 EPYC, 0.9963 on an AVX2 one (0.989 with every
+    # layer quantised): quantisation noise
     assert_close_to_fp32(fp32, int8, 0.99)
 
 
