@@ -61,10 +61,10 @@ def faster_by(onnx_seconds: float, bf16_seconds: float, margin: float = 0.15) ->
 
 
 def auto_backend(spec: str, folder: Path) -> str:
-    """What `auto` starts from. Without native bf16, the e5 encoder runs with INT8 weights: fp32 ONNX Runtime
-    there streams 84 MB of weights per run, and INT8 cost a third less CPU per request on a 2-core AVX2 EPYC
-    (10.6 against 15.7 ms for one question; decision p50 19.6 against 27.8 ms on the dev set, the same
-    wrong-HIT count, 0, and one servable hit fewer; docs/fingerprint.md). Only e5-small, whose INT8 copy is
+    """What `auto` starts from. Without native bf16, the e5 encoder runs with INT8 weights: on a 2-core AVX2
+    EPYC they cost a third less CPU per question than fp32 ONNX Runtime (11.7 against 18.2 ms; decision p50
+    19.6 against 27.8 ms on the dev set, the same wrong-HIT count, 0, and one servable hit fewer;
+    docs/fingerprint.md). Only e5-small, whose INT8 copy is
     made in the data dir and was measured; other folders, possibly read-only, stay fp32. With native bf16,
     fp32 ONNX Runtime is opened and torch bf16 is measured against it (`_bf16_if_cheaper`)."""
     if not (folder / "model.onnx").exists():
