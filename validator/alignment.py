@@ -166,6 +166,12 @@ DIRECTIONS = {**{w: "toward" for w in "to into onto toward towards until till �
               **{w: "away" for w in "from since 从 离".split()},
               **{w: "before" for w in "before".split()}, **{w: "after" for w in "after".split()},
               **{w: "up" for w in "above over up".split()}, **{w: "down" for w in "below under down".split()}}
+# any other preposition replaced in place ("eat during the ride" / "eat after it", "in Rome" / "near Rome") may ask
+# something else too: not a veto, but alignment does not settle such a pair (the pair model reads it)
+EN_PREPOSITIONS = frozenset("of in on at by for with to from into onto about above below over under between among "
+                            "through during before after up down out off upon within along across around behind "
+                            "beyond near toward towards via per".split())
+PREPOSITIONS = {w: w for w in EN_PREPOSITIONS}
 # how many a determiner picks ("refund one" / "refund both", "each room" / "some rooms"): grammar, compared as
 # the persons and directions are
 QUANTIFIERS = {**{w: "one" for w in "one either".split()}, **{w: "two" for w in "both".split()},
@@ -204,6 +210,7 @@ class Alignment:
     persons_changed: bool = False      # a pronoun replaced by one of another person (see _classes_replaced)
     quantity_changed: bool = False     # a determiner of another quantity (QUANTIFIERS)
     direction_changed: bool = False    # a preposition replaced by one of another direction ("to" / "from")
+    preposition_changed: bool = False  # any preposition replaced by another ("during" / "after"): to the model
     kept: int = 0                      # content words of the cached turn found again in the new one
     typos: int = 0                     # words found again misspelt or corrected ("shiipping" / "shipping")
     tense_changed: bool = False        # the same content words in another tense or aspect (TENSE_ASPECT)
@@ -220,7 +227,8 @@ class Alignment:
     @property
     def changed(self) -> bool:
         return bool(self.removed or self.added or self.reordered or self.numbers_changed or self.negation_changed
-                    or self.persons_changed or self.direction_changed or self.tense_changed or self.question_changed
+                    or self.persons_changed or self.direction_changed or self.preposition_changed
+                    or self.tense_changed or self.question_changed
                     or self.quantity_changed or self.operators_changed)
 
     @property
@@ -266,7 +274,8 @@ class Alignment:
                 "numbers_changed": self.numbers_changed, "negation_changed": self.negation_changed,
                 "names_replaced": self.names_replaced, "persons_changed": self.persons_changed,
                 "quantity_changed": self.quantity_changed,
-                "direction_changed": self.direction_changed, "tense_changed": self.tense_changed,
+                "direction_changed": self.direction_changed, "preposition_changed": self.preposition_changed,
+                "tense_changed": self.tense_changed,
                 "question_changed": self.question_changed, "operators_changed": self.operators_changed,
                 "bounds_changed": self.bounds_changed,
                 "typos": self.typos}
@@ -723,8 +732,8 @@ def align(cached: str, new: str) -> Alignment:
     out.numbers_changed = sorted(w.number for w in a if w.number and w.number != "1") != \
         sorted(w.number for w in b if w.number and w.number != "1")
     out.negation_changed = sum(w.negation for w in a) != sum(w.negation for w in b)
-    out.persons_changed, out.direction_changed, out.quantity_changed = \
-        _classes_replaced(a, b, PERSONS, DIRECTIONS, QUANTIFIERS)
+    out.persons_changed, out.direction_changed, out.quantity_changed, out.preposition_changed = \
+        _classes_replaced(a, b, PERSONS, DIRECTIONS, QUANTIFIERS, PREPOSITIONS)
     out.swapped = out.swapped or _linked_pair_swapped(a, b)
     ops_a, ops_b = operators(cached), operators(new)
     # a formula on one side only is worded on the other ("3-5 days" / "3 to 5 days"): the words say what changed

@@ -405,6 +405,23 @@ def test_quoted_grammar_and_another_tense_are_not_settled_as_same(cached, new):
 
 
 @pytest.mark.parametrize("cached,new", [
+    ("what should I eat during the ride?", "what should I eat after the ride?"),
+    ("Fun things to do in Lisbon this weekend", "Fun things to do near Lisbon this weekend"),
+    ("Is there a fee for paying with a card?", "Is there a fee for paying by card?"),
+])
+def test_a_preposition_replaced_by_another_is_left_to_the_model(cached, new):
+    alignment = align(cached, new)
+    assert alignment.preposition_changed and alignment.changed
+    assert alignment.vetoed is None          # not every such pair asks something else: the model reads it
+
+
+def test_a_preposition_that_comes_with_a_request_frame_is_no_replacement():
+    assert not align("Could you tell me about the refund policy?",
+                     "Tell me about the refund policy please").preposition_changed
+    assert not align("a table for 2 people", "a table for two people").changed
+
+
+@pytest.mark.parametrize("cached,new", [
     ("can you make it shorter?", "would you make it shorter please"),
     ("我想退货", "我想退货了"),
     ("It's the \"best\" one, isn't it?", "It's the best one, isn't it?"),
