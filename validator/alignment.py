@@ -45,14 +45,14 @@ there here now again still even ever already
 im i'd ive youre youve thats theres heres lets u ur w bc cuz tho though kinda sorta ok k kk ty
 lol lmao haha hahaha hehe ugh omg wow oops yay hey tbh imo imho btw fyi idk
 """.split())
-EN_NEGATION = frozenset("not no never none nothing nobody nowhere without neither nor cannot can't don't doesn't "
+EN_NEGATION = frozenset("not no never none nothing nobody nowhere without unless neither nor cannot can't don't doesn't "
                         "didn't isn't aren't wasn't weren't won't wouldn't shouldn't couldn't mustn't haven't "
                         "hasn't hadn't cant dont doesnt didnt isnt arent wasnt werent wont wouldnt shouldnt couldnt "
                         "mustnt havent hasnt hadnt".split())
 # jieba's tags for grammar: punctuation and other symbols, particles, modal particles, prepositions,
 # conjunctions, pronouns, interjections, onomatopoeia, and the politeness and filler that it tags as such
 ZH_FUNCTION_TAGS = ("x", "w", "u", "y", "p", "c", "r", "e", "o", "zg")
-ZH_NEGATION = frozenset("不 没 没有 别 无 非 未 勿 不要 不用 无需 不必 甭 莫 不是 不能 不会 没法 无法".split())
+ZH_NEGATION = frozenset("不 没 没有 别 无 非 未 勿 不要 不用 无需 不必 甭 莫 不是 不能 不会 没法 无法 除非".split())
 # politeness and filler that jieba tags as verbs, adjectives or adverbs
 ZH_POLITE = frozenset("请 麻烦 谢谢 谢啦 多谢 感谢 劳驾 帮 帮忙 帮我 给我 一下 能 能否 可以 可否 吗 呢 吧 啊 呀 哦 嗯 "
                       "您好 你好 嗨 那个 就是 其实 真的 非常 很 挺 太 一点 一点儿 稍微 再 也 都 还 就 才 又 又是 想 想要 要 "
@@ -166,12 +166,26 @@ DIRECTIONS = {**{w: "toward" for w in "to into onto toward towards until till �
               **{w: "away" for w in "from since 从 离".split()},
               **{w: "before" for w in "before".split()}, **{w: "after" for w in "after".split()},
               **{w: "up" for w in "above over up".split()}, **{w: "down" for w in "below under down".split()}}
-# any other preposition replaced in place ("eat during the ride" / "eat after it", "in Rome" / "near Rome") may ask
-# something else too: not a veto, but alignment does not settle such a pair (the pair model reads it)
+# grammar that can ask something else when one word of it is replaced by another: any other preposition ("eat
+# during the ride" / "…after it", "in Rome" / "near Rome"), a conjunction of another kind ("red or blue" / "red and
+# blue", "if" / "because") and a modal of another kind ("can I return it" / "must I…"); not a veto, since many such
+# pairs ask the same, but alignment does not settle them (the pair model reads them)
 EN_PREPOSITIONS = frozenset("of in on at by for with to from into onto about above below over under between among "
                             "through during before after up down out off upon within along across around behind "
                             "beyond near toward towards via per".split())
-PREPOSITIONS = {w: w for w in EN_PREPOSITIONS}
+CONJUNCTIONS = {**{w: "and" for w in "and & plus 和 跟 与 及 以及 同".split()},
+                **{w: "or" for w in "or 或 或者 还是".split()},
+                **{w: "if" for w in "if whether 如果 要是 假如".split()},
+                **{w: "because" for w in "because 因为".split()},
+                **{w: "although" for w in "although though 虽然 尽管".split()}}
+MODALS = {**{w: "can" for w in "can could may might".split()},
+          **{w: "must" for w in "must should ought need needs".split()},
+          **{w: "will" for w in "will would shall".split()}}
+# "is this better than that" / "is that better than this", 这个比那个 / 那个比这个: the near and the far one trade places
+DEICTIC = {**{w: "near" for w in "this these here 这 这个 这些 这里 这儿 这款 这家".split()},
+           **{w: "far" for w in "that those there 那 那个 那些 那里 那儿 那款 那家".split()}}
+REQUEST_SUBJECTS = frozenset("you u ya".split())       # "could you…" / "would you…": a request frame, not a modality
+GRAMMAR_REPLACED = {**{w: w for w in EN_PREPOSITIONS}, **CONJUNCTIONS, **MODALS}
 # how many a determiner picks ("refund one" / "refund both", "each room" / "some rooms"): grammar, compared as
 # the persons and directions are
 QUANTIFIERS = {**{w: "one" for w in "one either".split()}, **{w: "two" for w in "both".split()},
@@ -210,7 +224,7 @@ class Alignment:
     persons_changed: bool = False      # a pronoun replaced by one of another person (see _classes_replaced)
     quantity_changed: bool = False     # a determiner of another quantity (QUANTIFIERS)
     direction_changed: bool = False    # a preposition replaced by one of another direction ("to" / "from")
-    preposition_changed: bool = False  # any preposition replaced by another ("during" / "after"): to the model
+    grammar_changed: bool = False      # a preposition, conjunction or modal replaced (GRAMMAR_REPLACED): to the model
     kept: int = 0                      # content words of the cached turn found again in the new one
     typos: int = 0                     # words found again misspelt or corrected ("shiipping" / "shipping")
     tense_changed: bool = False        # the same content words in another tense or aspect (TENSE_ASPECT)
@@ -227,7 +241,7 @@ class Alignment:
     @property
     def changed(self) -> bool:
         return bool(self.removed or self.added or self.reordered or self.numbers_changed or self.negation_changed
-                    or self.persons_changed or self.direction_changed or self.preposition_changed
+                    or self.persons_changed or self.direction_changed or self.grammar_changed
                     or self.tense_changed or self.question_changed
                     or self.quantity_changed or self.operators_changed)
 
@@ -274,7 +288,7 @@ class Alignment:
                 "numbers_changed": self.numbers_changed, "negation_changed": self.negation_changed,
                 "names_replaced": self.names_replaced, "persons_changed": self.persons_changed,
                 "quantity_changed": self.quantity_changed,
-                "direction_changed": self.direction_changed, "preposition_changed": self.preposition_changed,
+                "direction_changed": self.direction_changed, "grammar_changed": self.grammar_changed,
                 "tense_changed": self.tense_changed,
                 "question_changed": self.question_changed, "operators_changed": self.operators_changed,
                 "bounds_changed": self.bounds_changed,
@@ -544,7 +558,7 @@ def _classes_replaced(a: tuple[Word, ...], b: tuple[Word, ...], *tables: dict[st
     kind (a pronoun of another person, a preposition of the other direction). One that only comes or goes with a
     request frame ("Can you tell me…" / "I'd like to know…") is not: each side of a replaced span must hold a
     class the other lacks. The turns are aligned word by word once, for all tables."""
-    ta, tb = [w.text for w in a], [w.text for w in b]
+    ta, tb = _request_frames_folded([w.text for w in a]), _request_frames_folded([w.text for w in b])
     wanted = [any(t in c for t in ta) and any(t in c for t in tb) for c in tables]
     found = [False] * len(tables)
     if not any(wanted):
@@ -558,6 +572,11 @@ def _classes_replaced(a: tuple[Word, ...], b: tuple[Word, ...], *tables: dict[st
                 pb = {classes[t] for t in tb[j1:j2] if t in classes}
                 found[k] = bool(pa - pb and pb - pa)
     return found
+
+
+def _request_frames_folded(texts: list[str]) -> list[str]:
+    """A modal asking the assistant for something (can you, would you, will u) is one request frame."""
+    return ["can" if t in MODALS and nxt in REQUEST_SUBJECTS else t for t, nxt in zip(texts, texts[1:] + [""])]
 
 
 def words(text: str) -> list[Word]:
@@ -732,9 +751,11 @@ def align(cached: str, new: str) -> Alignment:
     out.numbers_changed = sorted(w.number for w in a if w.number and w.number != "1") != \
         sorted(w.number for w in b if w.number and w.number != "1")
     out.negation_changed = sum(w.negation for w in a) != sum(w.negation for w in b)
-    out.persons_changed, out.direction_changed, out.quantity_changed, out.preposition_changed = \
-        _classes_replaced(a, b, PERSONS, DIRECTIONS, QUANTIFIERS, PREPOSITIONS)
+    out.persons_changed, out.direction_changed, out.quantity_changed, out.grammar_changed = \
+        _classes_replaced(a, b, PERSONS, DIRECTIONS, QUANTIFIERS, GRAMMAR_REPLACED)
     out.swapped = out.swapped or _linked_pair_swapped(a, b)
+    deixis_a, deixis_b = [DEICTIC[w.text] for w in a if w.text in DEICTIC], [DEICTIC[w.text] for w in b if w.text in DEICTIC]
+    out.grammar_changed |= len(set(deixis_a)) > 1 and deixis_a != deixis_b and sorted(deixis_a) == sorted(deixis_b)
     ops_a, ops_b = operators(cached), operators(new)
     # a formula on one side only is worded on the other ("3-5 days" / "3 to 5 days"): the words say what changed
     out.operators_changed = bool(ops_a and ops_b) and ops_a != ops_b
