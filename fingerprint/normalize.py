@@ -8,7 +8,8 @@ User text is otherwise left as written.
 from __future__ import annotations
 
 import re
-import unicodedata
+
+from validator.key_facts import nfkc
 
 CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
              "九": 9}
@@ -62,7 +63,7 @@ def to_halfwidth(text: str) -> str:
             out.append(chr(code - 0xFEE0))
         else:
             out.append(ch)
-    return unicodedata.normalize("NFKC", "".join(out))
+    return nfkc("".join(out))
 
 
 def chinese_number(text: str) -> int | None:

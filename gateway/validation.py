@@ -61,6 +61,10 @@ def _check_content(content, i: int, role: str) -> None:
             raise invalid(f"messages[{i}].content[{j}].text must be a string", "messages")
 
 
+MAX_STOP = 4                                 # OpenAI's limit on stop sequences
+SEED_MIN, SEED_MAX = -2 ** 63, 2 ** 63 - 1      # a signed 64-bit integer, as backends read it
+
+
 def validate_chat(body: dict, max_messages: int) -> None:
     messages = body.get("messages")
     if messages is None:
@@ -94,6 +98,18 @@ def validate_chat(body: dict, max_messages: int) -> None:
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
                                   or not low <= value <= high):
             raise invalid(f"'{name}' must be a number between {low} and {high}, got {value!r}", name)
+    for name in ("presence_penalty", "frequency_penalty"):
+        value = body.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not -2 <= value <= 2):
+            raise invalid(f"'{name}' must be a number between -2 and 2, got {value!r}", name)
+    stop = body.get("stop")
+    if stop is not None and not isinstance(stop, str) and not (
+            isinstance(stop, list) and len(stop) <= MAX_STOP and all(isinstance(s, str) and s for s in stop)):
+        raise invalid(f"'stop' must be a string or a list of at most {MAX_STOP} non-empty strings", "stop")
+    seed = body.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not SEED_MIN <= seed <= SEED_MAX):
+        raise invalid(f"'seed' must be an integer between {SEED_MIN} and {SEED_MAX}", "seed")
     options = body.get("stream_options")
     if options is not None and not isinstance(options, dict):
         raise invalid("'stream_options' must be an object", "stream_options")

@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import difflib
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from validator.key_facts import EN_SMALL, chinese_number, fold_number_forms
+from validator.key_facts import EN_SMALL, chinese_number, fold_number_forms, nfkc
 from validator.typos import closed_class_correction, is_typo
 
 TYPO_SPAN = 6                 # words on either side of a replaced span searched for typos
@@ -298,7 +297,7 @@ class Alignment:
 def normalise(text: str) -> str:
     """Width and compatibility forms folded (NFKC), lower case, curly quotes straightened; an arrow, or a dash
     between Chinese words (迪拜-伦敦), read as "to", so the direction it gives stays in the frame."""
-    text = fold_number_forms(unicodedata.normalize("NFKC", text[:MAX_ALIGN_CHARS]))
+    text = fold_number_forms(nfkc(text[:MAX_ALIGN_CHARS]))
     text = _HAN_DASH.sub("到", _ARROW.sub(lambda m: "到" if _HAN.search(text) else " to ", text)).lower()
     text = _ZH_NOT_TAG.sub("吗", _A_NOT_A.sub(r"\1", _ZH_TAG_QUESTION.sub("", text)))
     text = _ZH_PERCENT.sub(r"\1%", text).replace("%", " percent ")
@@ -627,7 +626,7 @@ _QUOTED = re.compile(r"[“‘「『]([^“”‘’「」『』\n]{1,40}?)[”�
 
 def _quoted(ws: tuple[Word, ...], raw: str) -> tuple[Word, ...]:
     """Grammar words that the raw text quotes become content words: the request is about them."""
-    spans = _QUOTED.findall(unicodedata.normalize("NFKC", raw[:MAX_ALIGN_CHARS]).lower())
+    spans = _QUOTED.findall(nfkc(raw[:MAX_ALIGN_CHARS]).lower())
     if not spans:
         return ws
     inside = {w.text for pair in spans for span in pair if span for w in _words(span)
@@ -710,12 +709,12 @@ _BRACKETED = re.compile(r"([(\[])\s*-?\d[\d\s.,;+\-*/^=<>]*(?:[a-z](?![a-z])[\d\
 # arrow, -> or =>, which chat uses between notes)
 _CODE_OPERATOR = re.compile(r"(?<![=!<>&|+*/-])(===|!==|==|!=|<=|>=|&&|\|\||\+=|-=|\*=|/=|<<|>>|\+\+)"
                             r"(?![=!<>&|+*/-])")
-_MATH_FORMS = str.maketrans({"²": "^2", "³": "^3", "−": "-", "–": "-", "∕": "/"})
+_MATH_FORMS = str.maketrans({"−": "-", "–": "-", "∕": "/"})
 
 
 def operators(text: str) -> tuple[str, ...]:
     """The operators of the formulas in a turn, in order (3x + 7 = 22: + =; [3,5]: [ ]; "== and ===": == ===)."""
-    text = unicodedata.normalize("NFKC", text[:MAX_ALIGN_CHARS].translate(_MATH_FORMS))
+    text = nfkc(text[:MAX_ALIGN_CHARS].translate(_MATH_FORMS))
     found = [(m.start(1), m.group(1)) for m in _BINARY.finditer(text)]
     found += [(m.start(k), m.group(k)) for m in _BRACKETED.finditer(text) for k in (1, 2)]
     found += [(m.start(1), m.group(1)) for m in _CODE_OPERATOR.finditer(text)]

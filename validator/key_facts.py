@@ -33,6 +33,19 @@ def _multiplied(m: re.Match) -> str:
     return f"{value:g}" if value < 1e15 else m.group(0)
 
 
+_SUPERSCRIPTS = re.compile("[\u2070\u00b9\u00b2\u00b3\u2074-\u207e\u207f\u2071]+")
+_SUBSCRIPTS = re.compile("[\u2080-\u208e]+")
+
+
+def nfkc(text: str) -> str:
+    """Unicode compatibility folding (NFKC: full-width forms, ligatures), except that a superscript or subscript
+    stays apart from what it follows: NFKC reads "2⁴" as "24" and "H₂O" as "H2O", another number; here they
+    are "2^4" and "H_2O"."""
+    text = _SUPERSCRIPTS.sub(lambda m: "^" + unicodedata.normalize("NFKC", m.group(0)), text)
+    text = _SUBSCRIPTS.sub(lambda m: "_" + unicodedata.normalize("NFKC", m.group(0)), text)
+    return unicodedata.normalize("NFKC", text)
+
+
 def fold_number_forms(text: str) -> str:
     """One spelling per number: thousands separators dropped, multipliers applied (2k, 1万5, 8千), and English
     compound number words joined (twenty-five: 25). Key facts and alignment both read numbers through it, so
@@ -109,7 +122,7 @@ def _cn_quantity(match: re.Match) -> str:
 
 
 def normalize(text: str) -> str:
-    text = fold_number_forms(unicodedata.normalize("NFKC", text))
+    text = fold_number_forms(nfkc(text))
     text = _CN_RUN.sub(_cn_quantity, text)
     return re.sub(r"\b(%s)\b(?=\s+(?:%s))" % ("|".join(EN_SMALL), "|".join(UNIT_WORDS.values())),
                   lambda m: str(EN_SMALL[m.group(1).lower()]), text, flags=re.I)

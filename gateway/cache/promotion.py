@@ -51,6 +51,8 @@ def unshareable(req, policy) -> str | None:
         return "no_session"              # a derived id cannot tell users apart: their evidence would not count
     if req.in_conversation:
         return "context"                 # earlier turns are one user's own context
+    if not req.params.plain:
+        return "params"                  # an answer cut by its own stop strings or sampled hot serves no one else
     kinds = pii_kinds(*(message_text(m) for m in req.messages))
     return f"pii:{','.join(kinds)}" if kinds else None
 

@@ -94,6 +94,28 @@ def test_miss_is_written_then_a_paraphrase_hits(cache_gateway):
     assert stored["hit_count"] == 1 and stored["last_hit_at"] and stored["saved_tokens"] > 0
 
 
+def test_an_answer_cut_by_its_own_stop_strings_or_sampled_otherwise_is_not_served(cache_gateway):
+    """Found by an outside probe: an answer cut at the writer's stop string, or drawn at temperature 1.6, was
+    served as a HIT to requests that asked for neither."""
+    session = new_session()
+    question = user("What is the capital of France and what is it famous for?")
+    headers, first = chat(cache_gateway, question, session, stop=["e", "Q"])
+    assert headers["x-cache"] == "MISS" and first.choices[0].finish_reason == "stop"
+    wait_state(cache_gateway, headers["x-cache-id"], "ready")
+    # the same request in form edits alignment settles (the very same text again would read as a regenerate)
+    forms = ["So what's the capital of France, and what's it famous for?",
+             "what is the capital of france and what is it famous for??",
+             "What's the capital of France, and what's it famous for?"]
+    for text, (stop, temperature) in zip(forms, ((["e"], 1.0), (["e", "Q"], 0), (["e", "Q"], 1.6))):
+        probe, _ = chat(cache_gateway, user(text), session, stop=stop, temperature=temperature,
+                        headers={"Cache-Control": "no-store"})
+        assert probe["x-cache"] != "HIT", (stop, temperature)
+        assert probe["x-cache-reason"] in ("params:stop", "params:temperature"), probe["x-cache-reason"]
+    headers, same = chat(cache_gateway, user("So, what is the capital of France and what is it famous for?"),
+                         session, stop=["Q", "e"])                     # the same stop strings, in any order
+    assert headers["x-cache"] == "HIT" and same.choices[0].message.content == first.choices[0].message.content
+
+
 def test_streaming_hit_is_framed_like_the_backend(cache_gateway):
     session = new_session()
     (cache_id,) = warm(cache_gateway, [{"messages": user(KYOTO), "answer": KYOTO_ANSWER, "session_id": session,

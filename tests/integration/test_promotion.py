@@ -15,7 +15,7 @@ from tests.conftest import RunningServer, fresh_dirs, metric
 
 ADMIN = "promotion-admin-token"
 ACME, GLOBEX = "sk-acme-promo", "sk-globex-promo"
-ANSWER = "Op n Sttings, cho os Accounts, th n click R s t Passwor d."   # no "e": the stop string is "e"
+ANSWER = "Op n Sttings, cho os Accounts, th n click R s t Passwor d."
 
 
 def start(mode: str) -> RunningServer:
@@ -41,7 +41,9 @@ def shadow():
     server.stop()
 
 
-def ask(server, question, session, key=ACME, answer=ANSWER, stop=("e",)):
+def ask(server, question, session, key=ACME, answer=ANSWER, stop=()):
+    # the forced answer ends the demo model's output ("stop"); no stop strings, since an answer cut by its own
+    # request's stop strings never crosses users
     raw = openai.OpenAI(base_url=server.url + "/v1", api_key=key, max_retries=0).chat.completions \
         .with_raw_response.create(model="demo", messages=[{"role": "user", "content": question}], temperature=0,
                                   max_tokens=200, stop=list(stop), extra_body={"forced_output": answer},

@@ -539,3 +539,19 @@ def test_a_bound_in_the_other_direction_is_vetoed(cached, new):
 def test_another_code_operator_asked_about_is_vetoed_and_an_arrow_is_not_one():
     assert align("JavaScript里==和===有什么区别？", "JavaScript里!=和!==有什么区别？").vetoed == "operators"
     assert not align("notes -> office opens March 1", "notes: office opens March 1").operators_changed
+
+
+@pytest.mark.parametrize("cached,new", [
+    ("What is 17 times 24?", "What is 17 times 2⁴?"),            # found by an outside probe: NFKC reads 2⁴ as 24
+    ("How many seconds are in 23 minutes?", "How many seconds are in 2³ minutes?"),
+])
+def test_a_superscript_is_not_the_digit_it_follows(cached, new):
+    assert align(cached, new).vetoed == "numbers"
+
+
+def test_superscripts_and_subscripts_stay_apart_in_every_normalisation():
+    from fingerprint.normalize import normalize_text
+    from validator.key_facts import nfkc
+    assert nfkc("2⁴ and H₂O in ＡＢＣ") == "2^4 and H_2O in ABC"
+    assert normalize_text("What is 17 times 2⁴?") != normalize_text("What is 17 times 24?")
+    assert not align("solve x²-5x+6=0", "solve x^2-5x+6=0").changed

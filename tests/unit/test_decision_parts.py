@@ -186,6 +186,36 @@ def test_a_stored_answer_is_served_only_where_the_backend_could_have_given_it():
     assert ask({"stop": "x"}).key != ask({"stop": ["y"]}).key and ask({}).key == ask({"temperature": 1}).key
 
 
+def test_an_answer_shaped_by_its_own_request_serves_only_requests_that_ask_the_same():
+    """Found by an outside probe: an answer cut by the writer's stop string, or drawn at temperature 1.6, was
+    served as a HIT to requests that asked for neither."""
+    from gateway.cache.request_params import GenerationParams, mismatch
+    ask = GenerationParams.from_body
+
+    def written(**body):
+        return {"answer_text": "The novel \"Moby Dick\" by ", "answer_tokens": 8,
+                "usage": {"request": ask({"model": "smollm2", **body}).record(), "model": "smollm2"}}
+    cut = written(temperature=0, stop=["Herman", "Melville"])
+    assert mismatch(ask({"model": "smollm2", "temperature": 0}), cut, True) == "stop"
+    assert mismatch(ask({"model": "smollm2", "temperature": 0, "stop": ["Herman"]}), cut, True) == "stop"
+    assert mismatch(ask({"model": "smollm2", "temperature": 0, "stop": ["Melville", "Herman", "x"]}), cut,
+                    True) is None                  # the backend would have stopped at the same place
+    hot = written(temperature=1.6)
+    assert mismatch(ask({"model": "smollm2", "temperature": 0}), hot, True) == "temperature"
+    assert mismatch(ask({"model": "smollm2"}), hot, True) == "temperature"             # sampled at 1, not 1.6
+    assert mismatch(ask({"model": "smollm2", "temperature": 1.6}), hot, True) is None
+    assert mismatch(ask({"model": "smollm2", "temperature": 1.6, "top_p": 0.5}), hot, True) == "temperature"
+    greedy = written(temperature=0)
+    assert mismatch(ask({"model": "smollm2", "temperature": 0.7}), greedy, True) is None   # the mode serves
+    penalised = written(temperature=0, presence_penalty=2.0)
+    assert mismatch(ask({"model": "smollm2", "temperature": 0}), penalised, True) == "penalty"
+    assert mismatch(ask({"model": "smollm2", "temperature": 0, "presence_penalty": 2}), penalised, True) is None
+    assert mismatch(ask({"model": "smollm2", "temperature": 0, "frequency_penalty": 1}), greedy, True) == "penalty"
+    assert ask({"temperature": 0}).plain and ask({}).plain
+    assert not ask({"stop": "x"}).plain and not ask({"temperature": 1.6}).plain and not ask({"seed": 3}).plain
+    assert not ask({"frequency_penalty": 0.5}).plain and not ask({"top_p": 0.9}).plain
+
+
 def test_a_conversation_id_is_derived_from_its_opening():
     from gateway.chat import conversation_id
     opening = [{"role": "system", "content": "You are a guide."}, {"role": "user", "content": "Plan Kyoto."}]

@@ -1,10 +1,11 @@
 """Who may cross users, and when two answers agree (gateway/cache/promotion.py), as pure logic."""
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
 
 from gateway.cache.promotion import EvidenceJudge, PromotionConfig, facts_agree, unshareable
+from gateway.cache.request_params import GenerationParams
 from validator import RiskPolicy
 from validator.key_facts import KeyFactExtractor
 
@@ -14,6 +15,7 @@ class Req:
     messages: list
     session_id: str | None = "s1"
     derived_session: bool = False
+    params: GenerationParams = field(default_factory=GenerationParams)
 
     @property
     def in_conversation(self):
@@ -37,6 +39,12 @@ def test_only_first_turns_without_personal_data_in_shareable_domains():
     assert unshareable(Req(first("x").messages, derived_session=True), support) == "no_session"
     for domain in ("medical_legal", "code_qa", "realtime", "doc_rewrite"):
         assert unshareable(first("How do I reset my password?"), RiskPolicy.for_domain(domain)) == f"policy:{domain}"
+    # an answer cut by its own stop strings, sampled hot, seeded or penalised serves no other user
+    for body in ({"stop": ["modem"]}, {"temperature": 1.6}, {"seed": 7}, {"presence_penalty": 2}):
+        messages = first("How do I reset my modem?").messages
+        assert unshareable(Req(messages, params=GenerationParams.from_body(body)), support) == "params"
+    assert unshareable(Req(first("x?").messages, params=GenerationParams.from_body({"temperature": 0})),
+                       support) is None
 
 
 def test_medical_legal_never_qualifies_even_when_a_table_allows_it():
