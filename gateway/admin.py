@@ -8,7 +8,8 @@ from litestar import Request, delete, get, post
 from litestar.datastructures import State
 from litestar.params import Parameter
 
-from gateway.auth import admin_guard, authenticate, caller_id
+from gateway.auth import admin_guard, authenticate, caller_id, client_scope
+from gateway.scopes import scoped_session
 from gateway.cache import SemanticCache
 from gateway.cache.decision import cached_messages, current_user_text, voter_id
 from gateway.cache.warmup import MAX_WARMUP_ENTRIES, check_entry, warm_all
@@ -50,11 +51,13 @@ async def feedback(request: Request, settings: Settings, cache: SemanticCache, m
         raise invalid("'session_id' must be a string", "session_id")
     if session:
         session = check_text_id(session[:256], "session_id")      # as chat requests' session ids are kept
+    scope = client_scope(request, settings, tenant)
+    session = scoped_session(scope, session or None)
     await cache.written(cache_id)                         # its answer may have been sent a moment ago
     entry = await asyncio.to_thread(cache.store.get, cache_id)
     if entry is None or entry["tenant"] != tenant:        # another tenant's entry does not exist for this caller
         raise _not_found(cache_id)
-    voter = voter_id(caller_id(request, settings), tenant, session if isinstance(session, str) else None)
+    voter = voter_id(caller_id(request, settings), tenant, None if scope else session)
     updated = await asyncio.to_thread(cache.store.feedback, cache_id, signal, session, voter=voter)
     if updated is None:
         raise _not_found(cache_id)

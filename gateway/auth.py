@@ -52,6 +52,16 @@ def caller_id(request: Request, settings: Settings) -> str:
     return "addr:" + client
 
 
+def client_scope(request: Request, settings: Settings, tenant: str) -> str | None:
+    """In a tenant with several API keys, each key is a client of its own, which the others need not trust:
+    its sessions, its derived conversations and its votes are its own. This is the tag they are kept under
+    (a hash of the key), or None in a tenant with one key (its app vouches for its users' session ids) and
+    without keys."""
+    if sum(1 for t in settings.api_keys.values() if t == tenant) < 2:
+        return None
+    return "k" + caller_id(request, settings)[4:16]
+
+
 def operator_guard(connection, _handler) -> None:
     """/metrics and /schema: open on a deployment without credentials; otherwise any API key or the admin
     token (a Prometheus scraper sends one as a bearer token)."""

@@ -14,7 +14,8 @@ import httpx
 from litestar import Request, Response, post
 from litestar.response import Stream
 
-from gateway.auth import authenticate, is_trusted_caller
+from gateway.auth import authenticate, client_scope, is_trusted_caller
+from gateway.scopes import SCOPE_SEP, scoped_session
 from gateway.cache import CacheRequest, Decision, SemanticCache
 from gateway.cache.request_params import GenerationParams
 from gateway.cache.responses import StreamCapture, completion_body, estimate_usage, stream_chunks
@@ -73,13 +74,13 @@ def strip_internal_fields(body: dict, raw: bytes, trusted: bool) -> tuple[dict, 
     return body, json.dumps(body, ensure_ascii=False).encode()
 
 
-def conversation_id(tenant: str, messages: list[dict]) -> str:
-    """A conversation id for a request that names none: its tenant, system prompt and first user turn.
-    Every later turn of a conversation repeats those, so it is searched within its own conversation."""
+def conversation_id(tenant: str, messages: list[dict], scope: str | None = None) -> str:
+    """A conversation id for a request that names none: its tenant (and client scope), system prompt and first
+    user turn. Every later turn of a conversation repeats those, so it is searched within its own conversation."""
     system = "\n".join(message_text(m) for m in messages if m.get("role") in ("system", "developer"))
     first = next((message_text(m) for m in messages if m.get("role") == "user"), "")
-    digest = hashlib.sha256("\0".join((tenant, system, first)).encode("utf-8", "surrogatepass")).hexdigest()
-    return "conv-" + digest[:32]
+    digest = hashlib.sha256("\0".join((tenant, scope or "", system, first)).encode("utf-8", "surrogatepass")).hexdigest()
+    return (f"{scope}{SCOPE_SEP}" if scope else "") + "conv-" + digest[:32]
 
 
 def cache_directives(request: Request) -> set[str]:
@@ -442,11 +443,13 @@ async def _chat(request: Request, upstream: ReplicaSet, settings: Settings, metr
     trusted = is_trusted_caller(request, settings)
     body, raw = strip_internal_fields(body, raw, trusted)
     directives = cache_directives(request)
-    session = session_id(request.headers, body)
-    req = CacheRequest(tenant, session or conversation_id(tenant, body["messages"]), body["messages"],
+    scope = client_scope(request, settings, tenant)
+    session = scoped_session(scope, session_id(request.headers, body))
+    req = CacheRequest(tenant, session or conversation_id(tenant, body["messages"], scope), body["messages"],
                        serve="no-cache" not in directives, store="no-store" not in directives,
                        unsupported=unsupported_feature(body, settings.max_cache_message_chars),
-                       params=GenerationParams.from_body(body), derived_session=session is None)
+                       params=GenerationParams.from_body(body), derived_session=session is None,
+                       client_scope=scope)
     turn = ChatTurn(request, body, raw, req, cache, upstream, metrics, tracing)
     turn.trusted = trusted
     turn.draft_mode = settings.backend_draft

@@ -45,6 +45,7 @@ class CacheRequest:
     unsupported: str | None = None     # a feature the cache does not model (tools, n > 1, images, ...)
     degraded: bool = False             # the cache failed open for this request: nothing more is read or written
     params: GenerationParams = field(default_factory=GenerationParams)   # model, max_tokens, stop, sampling
+    client_scope: str | None = None      # the API key's tag in a tenant with several keys (gateway/auth.py)
     derived_session: bool = False      # no session id was sent: the conversation id is derived (see chat.py)
 
     @property
@@ -88,7 +89,8 @@ def request_hash(messages: list[dict]) -> str:
 
 
 def voter_id(caller: str, tenant: str, session_id: str | None) -> str:
-    """A feedback voter: the session (one user of the tenant's app) when there is one, else the caller."""
+    """A feedback voter: the session (one user of the tenant's app) when there is one, else the caller. In a
+    tenant with several API keys the caller passes no session: a client inventing session ids is one voter."""
     who = f"{tenant}\0session\0{session_id}" if session_id else f"{tenant}\0{caller}"
     return hashlib.sha256(who.encode()).hexdigest()[:32]
 
@@ -383,7 +385,8 @@ class DecisionPipeline:
         else:
             return None
         updated = self.store.feedback(last["cache_id"], signal, req.session_id,
-                                      voter=voter_id("implicit", req.tenant, req.session_id))
+                                      voter=voter_id(f"implicit:{req.client_scope}", req.tenant,
+                                                     None if req.client_scope else req.session_id))
         self.store.remember_turn(req.tenant, req.session_id, {**last, "cache_id": None})   # one signal per answer
         return {"signal": signal, "cache_id": last["cache_id"], "was_hit": last.get("outcome") == "HIT",
                 "demoted": bool(updated and updated.get("demoted"))}

@@ -272,8 +272,9 @@ class SemanticCache:
             return None                  # this answer carries someone's personal data: it proves nothing
         item = {"score": match["score"], **{k: agreement[k] for k in ("facts_equal", "similarity", "agree")},
                 "entry": own_cache_id}
+        # in a tenant with several API keys, one key's sessions (which it names itself) never promote alone
         result = self.store.add_evidence(entry["cache_id"], req.session_id, item, min_sessions=config.min_sessions,
-                                         mode=config.mode)
+                                         mode=config.mode, min_clients=2 if req.client_scope else 1)
         if result is None:
             return None
         self.metrics.promotion_evidence.labels(match["state"] or "candidate",

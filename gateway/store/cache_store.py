@@ -22,6 +22,7 @@ from sqlalchemy import Engine, bindparam, func, insert, or_, select, update
 from sqlalchemy.orm import sessionmaker
 
 from gateway.index import CandidatePool, EntryTags, SearchFilter, VectorIndex
+from gateway.scopes import scope_of
 from gateway.store.models import CacheEntry, CacheEvent, CacheVote
 
 log = logging.getLogger("semcache.store")
@@ -515,12 +516,13 @@ class CacheStore:
         return sorted(out, key=lambda pair: -pair[1])[:k]
 
     def add_evidence(self, cache_id: str, session_id: str, item: dict, *, min_sessions: int, mode: str,
-                     max_sessions: int = 32) -> dict | None:
+                     max_sessions: int = 32, min_clients: int = 1) -> dict | None:
         """Record that `session_id` matched the entry through every gate, and whether its own answer agreed
         (`item["agree"]`). A candidate with `min_sessions` agreeing sessions, none disagreeing, no negative
         vote and no negative signal on any of those sessions' own answers is promoted: `shadow` (measured,
         not served) or, with mode `auto`, `promoted` into the tenant's global pool. A shadow entry counts
-        what it would have served. Returns {"promotion", "changed"}, or None for an unknown entry."""
+        what it would have served. `min_clients`: distinct client scopes (gateway/auth.py) among the writer's and
+        the agreeing sessions. Returns {"promotion", "changed"}, or None for an unknown entry."""
         now = _now()
         with self.sessions.begin() as db:
             row = db.scalar(select(CacheEntry).where(CacheEntry.cache_id == cache_id).with_for_update())
@@ -538,10 +540,12 @@ class CacheStore:
             before = row.promotion
             agreeing = [s for s in sessions.values() if s.get("agree")]
             disagreeing = len(sessions) - len(agreeing)
+            clients = {scope_of(s) for s, v in sessions.items() if v.get("agree")} | {scope_of(row.session_id)}
             if disagreeing:
                 row.promotion = "rejected"
                 evidence["last"] = {"state": "rejected", "why": "an answer disagreed", "at": now.isoformat()}
-            elif len(agreeing) >= min_sessions and row.feedback_score >= 0 and mode in ("shadow", "auto") \
+            elif len(agreeing) >= min_sessions and len(clients) >= min_clients and row.feedback_score >= 0 \
+                    and mode in ("shadow", "auto") \
                     and not self._negative_evidence(db, cache_id, [s.get("entry") for s in agreeing]):
                 target = "promoted" if mode == "auto" else "shadow"
                 if target != row.promotion:

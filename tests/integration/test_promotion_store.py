@@ -120,3 +120,19 @@ def test_the_pool_is_rebuilt_on_restart(tmp_path):
         assert [e["cache_id"] for e, _ in again.search_pool(vec(10), where())] == [cid]
     finally:
         again.close()
+
+
+def test_in_a_tenant_of_several_clients_one_client_never_promotes_alone(store):
+    """Found by an outside probe: one API key named five sessions itself and promoted its own answer. Where a
+    tenant has several keys, sessions are kept under their key's scope, and evidence needs two scopes."""
+    cache_id = store.write(candidate(31, session="kaaaa/u1"))
+    for session in ("kaaaa/u2", "kaaaa/u3", "kaaaa/u4"):
+        result = store.add_evidence(cache_id, session, agree(), min_sessions=2, mode="auto", min_clients=2)
+        assert result["promotion"] == "candidate"
+    result = store.add_evidence(cache_id, "kbbbb/u9", agree(), min_sessions=2, mode="auto", min_clients=2)
+    assert result == {"promotion": "promoted", "changed": True}
+    # a tenant of one key (its app vouches for its users' sessions) counts sessions, as before
+    other = store.write(candidate(32, session="u1"))
+    for n, session in enumerate(("u2", "u3")):
+        result = store.add_evidence(other, session, agree(), min_sessions=2, mode="auto")
+    assert result["promotion"] == "promoted"
