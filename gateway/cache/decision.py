@@ -114,6 +114,33 @@ def current_user_text(messages: list[dict]) -> str:
     return next((message_text(m) for m in reversed(messages) if m.get("role") == "user"), "")
 
 
+def history_record(messages: list[dict]) -> dict:
+    """The conversation before the last user turn, as a count of turns and one digest of their text
+    (whitespace collapsed): stored with an entry, so that a request whose conversation went otherwise earlier
+    than the turns the judge reads is not served from it."""
+    turns = [m for m in messages if m.get("role") in ("user", "assistant")]
+    last_user = max((i for i, m in enumerate(turns) if m.get("role") == "user"), default=0)
+    return {"turns": last_user, "digest": _history_digest(turns[:last_user])}
+
+
+def _history_digest(turns: list[dict]) -> str:
+    text = json.dumps([[m.get("role"), " ".join(message_text(m).split())] for m in turns], ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def history_diverged(messages: list[dict], entry: dict) -> bool:
+    """The cached request's earlier turns are not where this request's conversation begins: it was asked in
+    another conversation, or an earlier turn was edited since (a rewording of the last turn keeps them; asked
+    again after the answer, they are followed by the cached turn and its answer). Entries without the record
+    (warmed by an admin before it existed) are not checked."""
+    recorded = (entry.get("usage") or {}).get("history")
+    if not isinstance(recorded, dict) or not recorded.get("turns"):
+        return False
+    turns = [m for m in messages if m.get("role") in ("user", "assistant")]
+    n = int(recorded["turns"])
+    return len(turns) <= n or _history_digest(turns[:n]) != recorded.get("digest")
+
+
 def cached_messages(entry: dict) -> list[dict]:
     """The cached request's last turns and its answer, as the classifier compares them."""
     try:
@@ -288,6 +315,9 @@ class DecisionPipeline:
     def gate(self, req: CacheRequest, entry: dict, policy, gates: dict, other_domain: bool = False) -> str | None:
         """The hit gates on one candidate (the pair judge, the domain's direct-hit rule, the key-fact
         validator): None when it passes, else the failing reason. Details go into `gates`."""
+        if history_diverged(req.messages, entry):
+            gates["history"] = "diverged"
+            return "context:diverged"
         intent = self.intent.judge(req.messages, cached_messages(entry))
         gates["intent"] = intent.label
         gates["intent_by"] = intent.by
@@ -401,6 +431,7 @@ class DecisionPipeline:
                                                                             ensure_ascii=False)).encode()).hexdigest()
         usage = storable(dict(usage or {}))
         usage["prompt_chars"] = sum(len(message_text(m)) for m in req.messages)
+        usage["history"] = history_record(req.messages)
         return NewEntry(tenant=req.tenant, session_id=req.session_id, vector=fp.vector, tags=tags, answer_text=answer,
                         system_prompt_version=fp.system_prompt_version, context_fingerprint=fingerprint,
                         key_facts=storable(self.extractor.for_entry(req.messages, answer)), scope=scope,

@@ -225,3 +225,30 @@ def test_a_conversation_id_is_derived_from_its_opening():
     other = [{"role": "system", "content": "You are a lawyer."}, opening[1]]
     assert conversation_id("acme", other) != conversation_id("acme", opening)
     assert conversation_id("acme", [{"role": "user", "content": "\ud800 broken"}]).startswith("conv-")
+
+
+def test_an_entry_serves_only_where_its_earlier_turns_begin_the_conversation():
+    """Found by an outside probe: two conversations that differed only in an instruction six turns back (no
+    session id: one derived conversation) were served each other's answers; the judge reads two earlier turns."""
+    from gateway.cache.decision import history_diverged, history_record
+
+    def u(text):
+        return {"role": "user", "content": text}
+
+    def a(text):
+        return {"role": "assistant", "content": text}
+    early = [u("Plan a trip to Rome."), a("Sure."), u("Always answer in French."), a("D'accord."),
+             u("Three days."), a("OK."), u("Budget 900 euros."), a("Noted.")]
+    cached = early + [u("What should we eat on day one?")]
+    entry = {"usage": {"history": history_record(cached)}}
+    assert history_record(cached)["turns"] == 8
+    assert not history_diverged(early + [u("What to eat on the first day?")], entry)      # a rewording
+    assert not history_diverged(cached + [a("Pasta."), u("what should we eat on day one")], entry)  # asked again
+    assert not history_diverged([{"role": "system", "content": "x"}] + early + [u("Day one food?")], entry)
+    respaced = [dict(m, content="  " + m["content"].replace(" ", "   ")) for m in early]
+    assert not history_diverged(respaced + [u("Day one food?")], entry)             # whitespace is not content
+    other = early[:2] + [u("Always answer in German."), a("Gut.")] + early[4:]
+    assert history_diverged(other + [u("What should we eat on day one?")], entry)
+    assert history_diverged(early[:4] + [u("What should we eat on day one?")], entry)     # an earlier branch
+    assert not history_diverged(early + [u("x")], {"usage": {}})                          # warmed before it existed
+    assert history_record([u("first question")]) == {"turns": 0, "digest": history_record([u("q")])["digest"]}
