@@ -57,7 +57,7 @@ def client_scope(request: Request, settings: Settings, tenant: str) -> str | Non
     its sessions, its derived conversations and its votes are its own. This is the tag they are kept under
     (a hash of the key), or None in a tenant with one key (its app vouches for its users' session ids) and
     without keys."""
-    if sum(1 for t in settings.api_keys.values() if t == tenant) < 2:
+    if tenant not in settings.shared_tenants:
         return None
     return "k" + caller_id(request, settings)[4:16]
 

@@ -9,6 +9,7 @@ import json
 import math
 import os
 import re
+from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -200,6 +201,14 @@ class Settings(BaseSettings):
     @property
     def model_dir(self) -> Path:
         return self.models_dir or self.data_dir / "models"
+
+    @cached_property
+    def shared_tenants(self) -> frozenset[str]:
+        """Tenants given several API keys (gateway/auth.py, `client_scope`): counted once, not per request."""
+        counts: dict[str, int] = {}
+        for tenant in self.api_keys.values():
+            counts[tenant] = counts.get(tenant, 0) + 1
+        return frozenset(t for t, n in counts.items() if n > 1)
 
     @property
     def embedded(self) -> bool:

@@ -84,7 +84,7 @@ def mismatch(params: GenerationParams, entry: dict, allow_sampled: bool) -> str 
         return "stop"
     if params.temperature > 0 and not allow_sampled:
         return "temperature"
-    sampled_at = float(stored.get("temperature") or 0.0), float(stored.get("top_p", 1.0) or 0.0)
+    sampled_at = float(stored.get("temperature") or 0.0), float(stored.get("top_p", 1.0))
     if sampled_at[0] > 0 and sampled_at != (params.temperature, params.top_p):
         return "temperature"
     if (float(stored.get("presence_penalty") or 0.0), float(stored.get("frequency_penalty") or 0.0)) != \
