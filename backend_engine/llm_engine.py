@@ -341,7 +341,7 @@ class LLMEngine:
             if seq.num_output_tokens:
                 self.stats.decode_steps += 1
                 self.stats.decode_tokens += 1
-            token = sample(row, seq.params, seq.generator)
+            token = sample(row, seq.params, seq.noise_seed, seq.num_output_tokens)
             forced = seq.params.forced_token_ids
             if forced:                        # replay: the step's cost is real, its token is given
                 token = forced[seq.num_output_tokens]
@@ -368,7 +368,7 @@ class LLMEngine:
         base = len(seq.token_ids) - seq.num_draft          # real tokens before this step's drafts
         draft = self._take_draft(seq)
         forced = seq.params.forced_token_ids
-        tokens = verify(rows, draft, seq.params, seq.generator,
+        tokens = verify(rows, draft, seq.params, seq.noise_seed, seq.num_output_tokens,
                         forced[seq.num_output_tokens:] if forced else None)
         accepted = 0                    # the draft tokens kept: the leading tokens that agree with it
         while accepted < min(len(tokens), len(draft)) and tokens[accepted] == draft[accepted]:

@@ -1,4 +1,11 @@
-"""Sampling parameters and the sampler (greedy, temperature, top-k, top-p, per-request seed)."""
+"""Sampling parameters and the sampler (greedy, temperature, top-k, top-p, per-request seed).
+
+A sampled token is drawn by inverse CDF from a uniform that depends only on the request's seed and the token's
+position in the output, never on how many draws came before it. Speculative decoding, preemption and batching
+change how many draws a request makes and in what order; with position-keyed noise the same seed still gives
+the same text, and a draft token is kept exactly when the token drawn at its position equals it (the
+speculative-sampling rule for a deterministic draft: kept with probability p(x), else distributed as the
+residual of p)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -29,11 +36,32 @@ class SamplingParams:
         return self.temperature <= 1e-5
 
 
-def sample(logits: torch.Tensor, params: SamplingParams, generator: torch.Generator | None) -> int:
-    """One token from a [vocab] fp32 logits row."""
+_MASK64 = (1 << 64) - 1
+
+
+def uniform(seed: int, position: int) -> float:
+    """A uniform in [0, 1) for output `position` of a request seeded `seed` (splitmix64 of both: a counter-
+    based generator, so any position can be drawn in any order)."""
+    z = (seed * 0x9E3779B97F4A7C15 + (position + 1) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    z ^= z >> 31
+    return (z >> 11) / float(1 << 53)
+
+
+def sample(logits: torch.Tensor, params: SamplingParams, seed: int, position: int) -> int:
+    """The token at output `position` from a [vocab] fp32 logits row."""
     if params.greedy:
         return int(torch.argmax(logits))
-    return int(torch.multinomial(probabilities(logits, params), 1, generator=generator))
+    return draw(probabilities(logits, params), uniform(seed, position))
+
+
+def draw(probs: torch.Tensor, u: float) -> int:
+    """Inverse CDF: the first token whose cumulative mass exceeds u (of the total, so rounding in the sum
+    cannot run past the end). A token of zero mass adds nothing to the sum, so it is never drawn."""
+    cumulative = probs.double().cumsum(-1)
+    index = int(torch.searchsorted(cumulative, u * float(cumulative[-1]), right=True))
+    return min(index, probs.shape[-1] - 1)
 
 
 def probabilities(logits: torch.Tensor, params: SamplingParams) -> torch.Tensor:

@@ -2,10 +2,9 @@
 from __future__ import annotations
 
 import itertools
+import random
 import time
 from enum import Enum, auto
-
-import torch
 
 from backend_engine.sampling import SamplingParams
 from backend_engine.speculative import SpecState
@@ -38,7 +37,8 @@ class Sequence:
         self.finish_reason: str | None = None
         self.arrival_time = time.monotonic()
         self.first_token_time: float | None = None
-        self.generator = torch.Generator().manual_seed(params.seed) if params.seed is not None else None
+        # the sampler's noise key: the client's seed makes the text repeatable; without one, fresh per request
+        self.noise_seed = params.seed if params.seed is not None else random.getrandbits(64)
         self.spec = SpecState()                 # speculative decoding (drafts from a reference text, the context)
         self.num_draft = 0                      # draft tokens at the end of token_ids during a step
         # KV tiers: the job loading this sequence's prefix from host/disk (not scheduled until it is done),

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import torch
 
-from backend_engine.sampling import SamplingParams, probabilities, sample
+from backend_engine.sampling import SamplingParams, sample
 
 MAX_NGRAM = 4
 K_MAX = 16
@@ -191,38 +191,19 @@ class SpecState:
             self.k = min(K_MAX, max(K_MIN, accepted * 2))
 
 
-def verify(rows: torch.Tensor, draft: list[int], params: SamplingParams, generator: torch.Generator | None,
+def verify(rows: torch.Tensor, draft: list[int], params: SamplingParams, seed: int, position: int,
            forced: list[int] | None = None) -> list[int]:
     """The tokens to emit: the accepted prefix of `draft` and one token of the model's own.
 
-    rows[i] are the logits after the sequence extended by draft[:i]; len(rows) == len(draft) + 1. `forced`:
+    rows[i] are the logits after the sequence extended by draft[:i]; len(rows) == len(draft) + 1; `position`
+    is the output position of rows[0]. Each position draws exactly the token plain decoding would draw there
+    (greedy, or sampled with position-keyed noise), so the output does not depend on the draft. `forced`:
     the tokens a replay must emit from here on (their count bounds the result)."""
     out: list[int] = []
     for i in range(len(draft) + 1):
         proposed = draft[i] if i < len(draft) else None
-        if forced is not None:
-            token = forced[i]
-        elif params.greedy:
-            token = int(torch.argmax(rows[i]))
-        elif proposed is None:
-            token = sample(rows[i], params, generator)
-        else:
-            token = accept_or_resample(probabilities(rows[i], params), proposed, generator)
+        token = forced[i] if forced is not None else sample(rows[i], params, seed, position + i)
         out.append(token)
         if token != proposed or (forced is not None and len(out) == len(forced)):
             break
     return out
-
-
-def accept_or_resample(probs: torch.Tensor, proposed: int, generator: torch.Generator | None) -> int:
-    """Speculative sampling with a deterministic draft: keep `proposed` with probability p(proposed), else
-    draw from p without it (renormalised). The result is distributed as p."""
-    p = float(probs[proposed])
-    if float(torch.rand((), generator=generator)) < p:
-        return proposed
-    residual = probs.clone()
-    residual[proposed] = 0.0
-    total = float(residual.sum())
-    if total <= 0.0:                    # p(proposed) was 1 up to rounding: nothing else can be drawn
-        return proposed
-    return int(torch.multinomial(residual / total, 1, generator=generator))

@@ -67,6 +67,20 @@ def test_completions_with_text_and_token_ids(client):
     assert "".join(c.choices[0].text for c in chunks) == b.choices[0].text
 
 
+def test_a_seed_makes_sampled_output_repeatable(client):
+    """The same seed gives the same sampled text with or without a draft (the gateway attaches a cached
+    answer on PARTIAL), and whatever the draft's lengths; another seed gives another text."""
+    def ask(seed: int, draft: str | None = None) -> str:
+        extra = {"ignore_eos": True, **({"semcache": {"draft": draft}} if draft else {})}
+        return client.completions.create(model="demo", prompt="Once upon a time " * 8, max_tokens=24,
+                                         temperature=0.8, seed=seed, extra_body=extra).choices[0].text
+    first = ask(5)
+    assert ask(5) == first
+    assert ask(5, draft=first) == first
+    assert ask(5, draft=first[: len(first) // 2] + " something else entirely") == first
+    assert ask(6) != first
+
+
 def test_models_health_and_metrics(client, demo_backend):
     assert [m.id for m in client.models.list().data] == ["demo"]
     assert httpx.get(demo_backend.url + "/healthz").json()["status"] == "ok"

@@ -33,7 +33,7 @@ def test_smollm2_knows_the_capital_of_france(smollm2_backend):
 def test_speculative_decoding_is_lossless_on_smollm2():
     """Greedy SmolLM2 output is the same token for token with speculation off, with prompt lookup, with a
     reference draft (its own earlier answer, then that answer edited) and with a phrase store, and drafts
-    are really accepted."""
+    are really accepted; seeded sampled output too, with and without a draft."""
     from backend_engine import EngineConfig, LLMEngine
     from backend_engine.loader import load_model
     from backend_engine.sampling import SamplingParams
@@ -41,11 +41,12 @@ def test_speculative_decoding_is_lossless_on_smollm2():
     messages = [{"role": "user", "content": "Rewrite more formally: hey team, the meeting moved to friday at 3pm, "
                                             "bring the budget numbers and the slides from last week. thanks!"}]
 
-    def run(mode: str, draft: str | None, phrases: bool = False):
+    def run(mode: str, draft: str | None, phrases: bool = False, **sampling):
         engine = LLMEngine(EngineConfig(model="smollm2", num_blocks=128, max_model_len=1024, speculative=mode,
                                         phrase_drafts=phrases), loaded=loaded)
         ids = engine.apply_chat_template(messages)
-        out = engine.generate([ids], SamplingParams(max_tokens=48, temperature=0, draft_text=draft))[0]
+        params = {"max_tokens": 48, "temperature": 0, **sampling}
+        out = engine.generate([ids], SamplingParams(draft_text=draft, **params))[0]
         return out, engine.stats
 
     reference, _ = run("off", None)
@@ -58,6 +59,11 @@ def test_speculative_decoding_is_lossless_on_smollm2():
             assert stats.decode_steps < len(reference["token_ids"]) // 2
         if mode == "ngram":
             context_only = stats
+    # sampled with a seed: the same tokens with and without the reference draft, and the draft is used
+    seeded = {"temperature": 0.7, "top_p": 0.9, "seed": 3}
+    sampled, _ = run("off", None, **seeded)
+    drafted, stats = run("auto", sampled["text"], **seeded)
+    assert drafted["token_ids"] == sampled["token_ids"] and stats.accepted_draft_tokens > 0
     # a phrase store of 2,000 ShareGPT answers (what `models prepare` builds, smaller): it proposes where the
     # context has nothing, and the tokens stay the same (its gain is measured in bench/speculative.py)
     from backend_engine.phrase_store import PhraseStore

@@ -1,13 +1,14 @@
 """Speculative decoding (backend_engine/speculative.py): lossless on the demo model (greedy output token for
 token equal to decoding without drafts, with any draft, under batching, stop strings, max_tokens, preemption
-and forced output), and speculative sampling's rule checked statistically on a tiny vocabulary."""
+and forced output), and speculative sampling's rule checked statistically on a tiny vocabulary; a seeded sampled request gives
+the same text with and without drafts."""
 import pytest
 import torch
 from scipy.stats import chisquare
 
 from backend_engine import EngineConfig, LLMEngine
-from backend_engine.sampling import SamplingParams, probabilities
-from backend_engine.speculative import (EXPLORE, K_MAX, K_MIN, PassCost, SpecState, accept_or_resample,
+from backend_engine.sampling import SamplingParams, probabilities, sample, uniform
+from backend_engine.speculative import (EXPLORE, K_MAX, K_MIN, PassCost, SpecState,
                                          find_continuation, verify, worth)
 
 PROMPT = "Rewrite this sentence: the quick brown fox jumps over the lazy dog near the river bank. " * 3
@@ -172,31 +173,60 @@ def test_forced_output_accepts_only_the_forced_tokens(plain):
 
 
 def test_speculative_sampling_keeps_the_distribution():
-    """Tiny vocabulary: the token emitted after a deterministic draft x is distributed as p, for an x that p
-    likes, one it dislikes and one it never picks."""
-    generator = torch.Generator().manual_seed(0)
+    """Tiny vocabulary: over many seeds, the token drawn at a position is distributed as p, and so is the first
+    token verify emits after a deterministic draft x, for an x that p likes, one it dislikes and one it never
+    picks; the draft is kept exactly as often as p(x) says."""
     logits = torch.tensor([2.0, 1.0, 0.0, -1.0, float("-inf")])
     params = SamplingParams(temperature=0.9, top_k=0)
     p = probabilities(logits, params)
     n = 20_000
-    for proposed in (0, 3, 4):
-        counts = torch.zeros(5)
-        for _ in range(n):
-            counts[accept_or_resample(p, proposed, generator)] += 1
-        assert counts[4] == 0                                        # p(4) = 0: never emitted
-        _, pvalue = chisquare(counts[:4].numpy(), (p[:4] * n).numpy())
-        assert pvalue > 1e-3, (proposed, counts, p * n)
-    # through verify: the first emitted token, whatever the draft, is distributed as p
+    plain = torch.zeros(5)
+    for seed in range(n):
+        plain[sample(logits, params, seed, 3)] += 1
+    assert plain[4] == 0                                             # p(4) = 0: never drawn
+    assert chisquare(plain[:4].numpy(), (p[:4] * n).numpy())[1] > 1e-3, (plain, p * n)
     rows = torch.stack([logits, logits])
-    counts = torch.zeros(5)
-    for _ in range(n):
-        counts[verify(rows, [1], params, generator)[0]] += 1
-    _, pvalue = chisquare(counts[:4].numpy(), (p[:4] * n).numpy())
-    assert pvalue > 1e-3, (counts, p * n)
+    for proposed in (0, 3, 4):
+        counts, kept = torch.zeros(5), 0
+        for seed in range(n):
+            out = verify(rows, [proposed], params, seed, 3)
+            counts[out[0]] += 1
+            kept += len(out) == 2
+        assert counts[4] == 0
+        assert chisquare(counts[:4].numpy(), (p[:4] * n).numpy())[1] > 1e-3, (proposed, counts, p * n)
+        assert abs(kept / n - float(p[proposed])) < 0.015            # accepted with probability p(x)
     # a wrong rule (always keep the draft) is caught by the same test
     biased = torch.zeros(5)
     biased[1] = n
     assert chisquare(biased[:4].numpy() + 1e-9, (p[:4] * n).numpy())[1] < 1e-3
+
+
+def test_noise_depends_on_seed_and_position_only():
+    draws = [uniform(seed, pos) for seed in (0, 1, -5, 2**63 - 1) for pos in range(50)]
+    assert all(0.0 <= u < 1.0 for u in draws)
+    assert len(set(draws)) == len(draws)                             # no repeats across seeds or positions
+    assert uniform(7, 11) == uniform(7, 11)
+    row = torch.tensor([0.3, 0.2, 0.1, 0.0])
+    params = SamplingParams(temperature=1.0)
+    # verify draws what plain sampling draws at each position, whatever the draft
+    for seed in range(40):
+        expected = [sample(row, params, seed, 5 + i) for i in range(3)]
+        for draft in ([0, 0], [1, 2], [3, 3], expected[:2]):
+            out = verify(torch.stack([row] * 3), draft, params, seed, 5)
+            assert out == expected[:len(out)]
+
+
+def test_seeded_sampling_gives_the_same_text_with_and_without_drafts(plain):
+    """A seed makes a sampled request repeatable even though drafts (their presence, their length) change how
+    many tokens each step verifies."""
+    _, text = plain
+    kwargs = dict(temperature=0.8, top_p=0.95, seed=5, max_tokens=40)
+    off, _ = generate("off", [PROMPT], [None], **kwargs)
+    drafted, eng = generate("auto", [PROMPT, PROMPT], [text, None], **kwargs)
+    assert eng.stats.draft_tokens > 0
+    assert drafted[0]["token_ids"] == off[0]["token_ids"] == drafted[1]["token_ids"]
+    other, _ = generate("off", [PROMPT], [None], **{**kwargs, "seed": 6})
+    assert other[0]["token_ids"] != off[0]["token_ids"]
 
 
 def test_sampled_generation_runs_with_drafts_and_honours_limits(plain):
