@@ -14,6 +14,13 @@ from gateway.validation import decode_json_object, session_id, validate_chat
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.fixture(autouse=True)
+def config_path_restored(monkeypatch):
+    """load_settings(path) exports SEMCACHE_CONFIG for the processes a command starts; restored after each
+    test, so a test's broken config file does not reach the servers later tests start."""
+    monkeypatch.delenv("SEMCACHE_CONFIG", raising=False)
+
+
 def test_env_wins_over_toml_and_secrets_are_masked(tmp_path, monkeypatch):
     toml = tmp_path / "semcache.toml"
     toml.write_text('backend_url = "http://from-file:9000"\nport = 9100\nadmin_token = "file-secret"\n'
