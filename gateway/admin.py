@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import PurePosixPath
 
 from litestar import Request, delete, get, post
 from litestar.datastructures import State
@@ -71,9 +72,11 @@ async def feedback(request: Request, settings: Settings, cache: SemanticCache, m
             "state": updated["state"], "counted": updated["counted"], "promotion": updated["promotion"]}
 
 
-@delete("/admin/sessions/{session_id:str}", guards=[admin_guard], status_code=200,
+@delete("/admin/sessions/{session_id:path}", guards=[admin_guard], status_code=200,
         summary="Invalidate every entry of a session (admin)")
-async def delete_session(session_id: str, cache: SemanticCache, tenant: str | None = None) -> dict:
+async def delete_session(session_id: PurePosixPath, cache: SemanticCache, tenant: str | None = None) -> dict:
+    # a path, not one segment: the session ids of a tenant with several keys hold a '/' (k<hex>/<id>)
+    session_id = str(session_id).lstrip("/")
     await cache.settle()           # answers still being written count
     check_text_id(session_id, "session_id")
     if tenant:

@@ -5,6 +5,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import re
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -18,7 +19,8 @@ from gateway.auth import authenticate, client_scope, is_trusted_caller
 from gateway.scopes import SCOPE_SEP, scoped_session
 from gateway.cache import CacheRequest, Decision, SemanticCache
 from gateway.cache.request_params import GenerationParams
-from gateway.cache.responses import StreamCapture, completion_body, estimate_usage, stream_chunks
+from gateway.cache.responses import (StreamCapture, approx_prompt_tokens, completion_body, estimate_usage,
+                                     stream_chunks)
 from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics
 from gateway.ratelimit import RateLimiter
@@ -32,9 +34,30 @@ from validator.key_facts import message_text
 log = logging.getLogger("semcache.gateway")
 
 
+# Engine-internal fields: `forced_output` chooses the answer (and so what is cached for everyone),
+# `cache_salt` chooses which tenant's KV blocks are shared. The tenant's salt is always the gateway's own.
+INTERNAL_FIELDS = ("forced_output", "cache_salt")
+# the gateway's own request extension (the PARTIAL's draft): a client's is dropped, the gateway sets it
+EXTENSION_FIELD = "semcache"
+MAX_DRAFT_CHARS = 64_000
+# Top-level fields the cache models (the messages, GenerationParams, the features checked below) or that never
+# change the answer's text (transport, accounting, who asks). Any other field with a value asks for something
+# a stored answer does not record (logit_bias, reasoning_effort, audio, a backend's own sampling knobs): the
+# request is forwarded as it is, so it gets what the backend gives it (an answer or the backend's own 400).
+MODELLED_FIELDS = frozenset({
+    "model", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p", "stop", "seed",
+    "presence_penalty", "frequency_penalty", "stream", "stream_options", "user", "metadata", "store",
+    "service_tier", "safety_identifier", "prompt_cache_key", "parallel_tool_calls", "n", "tools", "tool_choice",
+    "functions", "function_call", "logprobs", "top_logprobs", "response_format", *INTERNAL_FIELDS,
+    EXTENSION_FIELD})
+_FIELD_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
+
+
 def unsupported_feature(body: dict, max_chars: int | None = None) -> str | None:
     """A request the cache does not model is forwarded as it is and never cached. A message longer than
-    `max_chars` is one: its fingerprint would cost far more than forwarding it (one pass over the text)."""
+    `max_chars` is one: its fingerprint would cost far more than forwarding it (one pass over the text). So is
+    a conversation whose last message is not the user's: an assistant prefill is continued by the model, and
+    an answer to it is not an answer to the messages before it."""
     if (body.get("n") or 1) > 1:
         return "n"
     if body.get("tools") or body.get("functions") or body.get("tool_choice"):
@@ -44,7 +67,12 @@ def unsupported_feature(body: dict, max_chars: int | None = None) -> str | None:
     fmt = body.get("response_format")
     if isinstance(fmt, dict) and fmt.get("type") not in (None, "text"):
         return "response_format"
-    for message in body["messages"]:
+    for name, value in body.items():
+        if name not in MODELLED_FIELDS and not _neutral(name, value):
+            # the field's name is the client's text: in the header only when it looks like a field name
+            return name if _FIELD_NAME.fullmatch(name) else "param"
+    messages = body["messages"]
+    for message in messages:
         if message.get("role") in ("tool", "function") or message.get("tool_calls") or message.get("function_call"):
             return "tools"
         content = message.get("content")
@@ -52,15 +80,13 @@ def unsupported_feature(body: dict, max_chars: int | None = None) -> str | None:
             return "content"
         if max_chars is not None and len(message_text(message)) > max_chars:
             return "too_long"
-    return None
+    return "prefill" if messages[-1].get("role") != "user" else None
 
 
-# Engine-internal fields: `forced_output` chooses the answer (and so what is cached for everyone),
-# `cache_salt` chooses which tenant's KV blocks are shared. The tenant's salt is always the gateway's own.
-INTERNAL_FIELDS = ("forced_output", "cache_salt")
-# the gateway's own request extension (the PARTIAL's draft): a client's is dropped, the gateway sets it
-EXTENSION_FIELD = "semcache"
-MAX_DRAFT_CHARS = 64_000
+def _neutral(name: str, value) -> bool:
+    """An unmodelled field left at "nothing asked" (null, false, empty, text-only output)."""
+    return value is None or value is False or value == {} or value == [] or (name == "modalities"
+                                                                             and value == ["text"])
 
 
 def strip_internal_fields(body: dict, raw: bytes, trusted: bool) -> tuple[dict, bytes]:
@@ -137,7 +163,9 @@ class ChatTurn:
         self.stream = bool(body.get("stream"))
         self.include_usage = self.stream and bool((body.get("stream_options") or {}).get("include_usage"))
         self.started = time.perf_counter()
-        self.prompt_chars = sum(len(message_text(m)) for m in req.messages)
+        texts = [message_text(m) for m in req.messages]
+        self.prompt_chars = sum(map(len, texts))
+        self.prompt_estimate = approx_prompt_tokens(texts)       # for an answer stored without token counts
         self.replica: str | None = None   # the backend replica that answered (several backends)
         self.reason, self.domain = "", None   # the decision's, for the labelled metrics
         self.first_byte = False
@@ -180,7 +208,7 @@ class ChatTurn:
 
     async def serve_hit(self, decision: Decision) -> Response | Stream:
         entry = decision.entry
-        usage = estimate_usage(entry, self.prompt_chars)
+        usage = estimate_usage(entry, self.prompt_chars, self.prompt_estimate)
         self.cache.later(self.cache.store.record_hit, entry["cache_id"],
                          usage["prompt_tokens"] + usage["completion_tokens"])
         if decision.reason != "duplicate":        # a retry keeps the original answer's turn record
@@ -473,7 +501,8 @@ async def _chat(request: Request, upstream: ReplicaSet, settings: Settings, metr
             headers = _cache_headers("HIT", "coalesced", result.get("cache_id"), None)
             usage = result.get("usage") or {}
             return turn.serve_cached(result["text"], result.get("model"), estimate_usage(
-                {"usage": usage, "answer_tokens": usage.get("completion_tokens")}, turn.prompt_chars), headers)
+                {"usage": usage, "answer_tokens": usage.get("completion_tokens"), "answer_text": result["text"]},
+                turn.prompt_chars, turn.prompt_estimate), headers)
     future = cache.lead(key)
     response, decision = None, None
     if not turn.forward_early(settings.backend_early_forward):

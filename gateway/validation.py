@@ -53,6 +53,8 @@ def _check_content(content, i: int, role: str) -> None:
         return
     if not isinstance(content, list):
         raise invalid(f"messages[{i}].content must be a string or a list of content parts", "messages")
+    if not content:
+        raise invalid(f"messages[{i}].content must hold at least one content part", "messages")
     for j, part in enumerate(content):
         if not isinstance(part, dict) or not isinstance(part.get("type"), str) or part["type"] not in PART_TYPES:
             raise invalid(f"messages[{i}].content[{j}] must be an object with a 'type' of "
@@ -63,6 +65,7 @@ def _check_content(content, i: int, role: str) -> None:
 
 MAX_STOP = 4                                 # OpenAI's limit on stop sequences
 SEED_MIN, SEED_MAX = -2 ** 63, 2 ** 63 - 1      # a signed 64-bit integer, as backends read it
+INT32 = 2 ** 31 - 1                          # token counts: backends read them as 32-bit integers
 
 
 def validate_chat(body: dict, max_messages: int) -> None:
@@ -83,6 +86,12 @@ def validate_chat(body: dict, max_messages: int) -> None:
         if not isinstance(role, str) or role not in ROLES:
             raise invalid(f"messages[{i}].role {role!r} is not one of {sorted(ROLES)}", "messages")
         _check_content(message.get("content"), i, role)
+        if role == "tool" and not isinstance(message.get("tool_call_id"), str):
+            raise invalid(f"messages[{i}].tool_call_id is required for role 'tool' (a string)", "messages")
+        if message.get("tool_calls") is not None and not isinstance(message["tool_calls"], list):
+            raise invalid(f"messages[{i}].tool_calls must be a list", "messages")
+        if message.get("name") is not None and not isinstance(message["name"], str):
+            raise invalid(f"messages[{i}].name must be a string", "messages")
     model = body.get("model")
     if model is not None and not isinstance(model, str):
         raise invalid("'model' must be a string", "model")
@@ -91,8 +100,15 @@ def validate_chat(body: dict, max_messages: int) -> None:
         raise invalid("'stream' must be a boolean", "stream")
     for name in ("max_tokens", "max_completion_tokens", "n"):
         value = body.get(name)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-            raise invalid(f"'{name}' must be a positive integer, got {value!r}", name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= INT32):
+            raise invalid(f"'{name}' must be an integer between 1 and {INT32}, got {str(value)[:40]}", name)
+    for name in ("store", "parallel_tool_calls", "logprobs"):
+        if body.get(name) is not None and not isinstance(body[name], bool):
+            raise invalid(f"'{name}' must be a boolean", name)
+    if body.get("user") is not None and not isinstance(body["user"], str):
+        raise invalid("'user' must be a string", "user")
+    if body.get("tool_choice") is not None and not body.get("tools") and not body.get("functions"):
+        raise invalid("'tool_choice' is only allowed when 'tools' are given", "tool_choice")
     for name, low, high in (("temperature", 0, 2), ("top_p", 0, 1)):
         value = body.get(name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
@@ -113,9 +129,13 @@ def validate_chat(body: dict, max_messages: int) -> None:
     options = body.get("stream_options")
     if options is not None and not isinstance(options, dict):
         raise invalid("'stream_options' must be an object", "stream_options")
+    if options is not None and not stream:
+        raise invalid("'stream_options' is only allowed when 'stream' is true", "stream_options")
     metadata = body.get("metadata")
     if metadata is not None and not isinstance(metadata, dict):
         raise invalid("'metadata' must be an object", "metadata")
+    if metadata and not all(isinstance(v, str) for v in metadata.values()):
+        raise invalid("'metadata' values must be strings", "metadata")
 
 
 _CACHE_ID = re.compile(r"[0-9a-f]{32}")

@@ -401,6 +401,9 @@ class DecisionPipeline:
         entry = self.store.get(last["cache_id"])
         if entry is None or entry["state"] == "invalid":
             return None
+        # a retry asks for the same thing: other sampling, seed or penalties is another request
+        if ((entry.get("usage") or {}).get("request") or {}) != req.params.record():
+            return None
         return Decision("HIT", "duplicate", cacheable=False, score=1.0, entry=entry)
 
     def _implicit_feedback(self, req: CacheRequest, current: str, last: dict | None) -> dict | None:

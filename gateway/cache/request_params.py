@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from gateway.cache.responses import approx_tokens
+
 
 MISMATCHES = ("model", "max_tokens", "stop", "temperature", "penalty")      # the order in which `mismatch` looks
 
@@ -75,9 +77,9 @@ def mismatch(params: GenerationParams, entry: dict, allow_sampled: bool) -> str 
     if (params.model or None) != (stored.get("model") or None) and stored:
         return "model"
     text = entry.get("answer_text") or ""
-    # a warmed answer has no token count: about four characters a token, rounded up
+    # a warmed answer has no token count of its own: estimated from its text
     answer_tokens = int(entry.get("answer_tokens") or (entry.get("usage") or {}).get("completion_tokens")
-                        or -(-len(text) // 4))
+                        or approx_tokens(text))
     if params.max_tokens is not None and answer_tokens > params.max_tokens:
         return "max_tokens"
     if any(s in text for s in params.stop) or not set(stored.get("stop") or ()) <= set(params.stop):

@@ -15,13 +15,30 @@ PIECE = re.compile(r"\s*\S+|\s+")
 MAX_PIECE_CHARS = 8            # text without spaces (Chinese) is cut into pieces of a few characters
 
 
-def estimate_usage(entry: dict, prompt_chars: int) -> dict:
+# CJK ideographs, kana and hangul: a BPE vocabulary spends about one token (often more) on each
+CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+TEMPLATE_TOKENS = 4            # a chat template's role markers around each message
+
+
+def approx_tokens(text: str) -> int:
+    """A token count without the backend's tokenizer: one a CJK character, one per four other characters."""
+    cjk = len(CJK.findall(text))
+    return cjk + -(-(len(text) - cjk) // 4)
+
+
+def approx_prompt_tokens(texts: list[str]) -> int:
+    return sum(approx_tokens(t) + TEMPLATE_TOKENS for t in texts)
+
+
+def estimate_usage(entry: dict, prompt_chars: int, prompt_estimate: int) -> dict:
     """Token counts of a cached answer for this request: the answer's own completion tokens, and the prompt
-    tokens scaled from the original request's tokens per character."""
+    tokens scaled from the original request's tokens per character. A warmed answer has no counts of its
+    own: both are estimated from the text (`approx_tokens`)."""
     usage = entry.get("usage") or {}
-    completion = int(entry.get("answer_tokens") or usage.get("completion_tokens") or 0)
+    completion = int(entry.get("answer_tokens") or usage.get("completion_tokens")
+                     or approx_tokens(entry.get("answer_text") or ""))
     ratio = (usage.get("prompt_tokens") or 0) / max(usage.get("prompt_chars") or 0, 1)
-    prompt = max(int(round(prompt_chars * (ratio or 0.3))), 1)
+    prompt = max(int(round(prompt_chars * ratio)) if ratio else prompt_estimate, 1)
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
             "prompt_tokens_details": {"cached_tokens": prompt}}
 

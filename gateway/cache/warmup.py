@@ -19,6 +19,8 @@ def check_entry(item, index: int, max_messages: int, max_chars: int | None = Non
         validate_chat({"messages": item.get("messages")}, max_messages)
     except Exception as exc:
         raise invalid(f"{where}: {getattr(exc, 'message', exc)}", "entries") from None
+    if item["messages"][-1].get("role") != "user":
+        raise invalid(f"{where}: the last message must be the user's (the answer answers it)", "entries")
     if max_chars is not None and any(len(message_text(m)) > max_chars for m in item["messages"]):
         raise invalid(f"{where}: a message is longer than {max_chars} characters, too long to cache", "entries")
     answer = item.get("answer")

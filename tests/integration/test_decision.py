@@ -326,7 +326,11 @@ def test_nothing_is_cached_from_errors_truncation_or_no_store(cache_gateway):
         chat(cache_gateway, user("Summarise this: " + "lorem ipsum dolor " * 600), session)   # over the context
     realtime, _ = chat(cache_gateway, user("What's the weather in Paris right now?"), session)
     assert realtime["x-cache-reason"] == "policy:realtime" and "x-cache-id" not in realtime
-    tools, _ = chat(cache_gateway, user("Describe the history of the compass."), session, tool_choice="none")
+    called = [{"role": "user", "content": "Look up the compass."},
+              {"role": "assistant", "content": None, "tool_calls": [
+                  {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}]},
+              {"role": "tool", "tool_call_id": "c1", "content": "Invented in China."}]
+    tools, _ = chat(cache_gateway, called + user("Describe the history of the compass."), session)
     assert tools["x-cache"] == "BYPASS" and tools["x-cache-reason"] == "unsupported:tools"
     listed = httpx.get(cache_gateway.url + f"/admin/entries?session_id={session}", headers=ADMIN).json()
     assert listed["count"] == 0

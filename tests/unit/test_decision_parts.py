@@ -5,7 +5,8 @@ import json
 import pytest
 
 from gateway.cache.decision import CacheRequest, cached_messages, request_hash
-from gateway.cache.responses import StreamCapture, completion_body, estimate_usage, stream_chunks
+from gateway.cache.responses import (StreamCapture, approx_prompt_tokens, approx_tokens, completion_body,
+                                     estimate_usage, stream_chunks)
 from gateway.cache.signals import is_negative, is_refinement, is_reset
 from gateway.cache.warmup import check_entry, conversation_pairs
 from gateway.chat import unsupported_feature
@@ -104,9 +105,15 @@ def test_capture_flags_incomplete_answers():
 
 def test_usage_estimate_scales_from_the_original_request():
     entry = {"answer_tokens": 40, "usage": {"prompt_tokens": 100, "prompt_chars": 400, "completion_tokens": 40}}
-    usage = estimate_usage(entry, prompt_chars=200)
+    usage = estimate_usage(entry, prompt_chars=200, prompt_estimate=7)
     assert usage["prompt_tokens"] == 50 and usage["completion_tokens"] == 40 and usage["total_tokens"] == 90
     assert usage["prompt_tokens_details"]["cached_tokens"] == 50
+    # a warmed answer has no counts: both estimated from the text, never 0 for a non-empty answer
+    warmed = estimate_usage({"answer_text": "Click 'Forgot password' on the sign-in page.", "answer_tokens": 0},
+                            prompt_chars=120, prompt_estimate=38)
+    assert warmed["prompt_tokens"] == 38 and warmed["completion_tokens"] == 11
+    assert approx_tokens("退货需要在七天内申请") == 10 and approx_tokens("abcd efg") == 2 and approx_tokens("") == 0
+    assert approx_prompt_tokens(["You are helpful.", "Hi"]) == 4 + 4 + 1 + 4
     body = completion_body("hi", "m", usage)
     assert body["choices"][0]["message"] == {"role": "assistant", "content": "hi"} and body["object"] == "chat.completion"
 
@@ -132,6 +139,16 @@ def test_unsupported_features_bypass_the_cache():
     assert unsupported_feature({"messages": [{"role": "user", "content": [
         {"type": "image_url", "image_url": {"url": "x"}}]}]}) == "content"
     assert unsupported_feature({"messages": [*msgs, {"role": "tool", "content": "42"}]}) == "tools"
+    # the model continues an assistant prefill: its answer is not an answer to the messages before it
+    assert unsupported_feature({"messages": [*msgs, {"role": "assistant", "content": "Sure:"}]}) == "prefill"
+    assert unsupported_feature({"messages": [*msgs, {"role": "system", "content": "in French"}]}) == "prefill"
+    # a field the cache does not record changes what is asked, unless it asks for nothing
+    assert unsupported_feature({"messages": msgs, "logit_bias": {"42": -100}}) == "logit_bias"
+    assert unsupported_feature({"messages": msgs, "reasoning_effort": "high"}) == "reasoning_effort"
+    assert unsupported_feature({"messages": msgs, "Bad Name\r\n": 1}) == "param"     # never a header's text
+    for neutral in ({"logit_bias": {}}, {"echo": False}, {"modalities": ["text"]}, {"suffix": None},
+                    {"user": "u1", "metadata": {"k": "v"}, "store": True, "stream": True, "seed": 3}):
+        assert unsupported_feature({"messages": msgs, **neutral}) is None, neutral
 
 
 def test_warmup_items_are_checked_and_conversations_split():

@@ -63,7 +63,8 @@ def test_parse_size():
 @pytest.mark.parametrize("body", [
     {"messages": [{"role": "user", "content": "hi"}]},
     {"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": [{"type": "text", "text": "x"}]},
-                  {"role": "assistant", "content": None, "tool_calls": []}, {"role": "tool", "content": "r"}],
+                  {"role": "assistant", "content": None, "tool_calls": []},
+                  {"role": "tool", "content": "r", "tool_call_id": "c1"}],
      "max_tokens": 5, "temperature": 0, "stream": False, "whatever_extension": {"a": 1}},
 ])
 def test_valid_requests_pass(body):
@@ -77,6 +78,17 @@ def test_valid_requests_pass(body):
     ({"messages": [{"role": "user", "content": "x"}], "top_p": 1.5}, "top_p"),
     ({"messages": [{"role": "user", "content": "x"}], "model": 3}, "model"),
     ({"messages": [{"role": "user", "content": "x"}], "metadata": "s"}, "metadata"),
+    # found by an outside probe: accepted with 200, where OpenAI answers 400
+    ({"messages": [{"role": "user", "content": "x"}], "max_tokens": 10**30}, "max_tokens"),
+    ({"messages": [{"role": "user", "content": "x"}], "user": 7}, "user"),
+    ({"messages": [{"role": "user", "content": "x"}], "store": "yes"}, "store"),
+    ({"messages": [{"role": "user", "content": "x"}], "parallel_tool_calls": 1}, "parallel_tool_calls"),
+    ({"messages": [{"role": "user", "content": "x"}], "stream_options": {"include_usage": True}}, "stream_options"),
+    ({"messages": [{"role": "user", "content": "x"}], "tool_choice": "auto"}, "tool_choice"),
+    ({"messages": [{"role": "user", "content": "x"}], "metadata": {"session_id": 5}}, "metadata"),
+    ({"messages": [{"role": "user", "content": []}]}, "messages"),
+    ({"messages": [{"role": "user", "content": "x"}, {"role": "tool", "content": "r"}]}, "messages"),
+    ({"messages": [{"role": "assistant", "content": "x", "tool_calls": "x"}]}, "messages"),
 ])
 def test_invalid_requests_name_the_field(body, param):
     with pytest.raises(GatewayError) as exc:
