@@ -154,7 +154,7 @@ def _sampling(body: dict) -> SamplingParams:
     if max_tokens is None:
         max_tokens = _number(body, "max_tokens", int, low=1)
     if _number(body, "n", int, low=1, default=1) != 1:
-        raise bad("only n=1 is supported", "n")
+        raise bad("only n=1 is supported by the bundled engine", "n", code="unsupported_parameter")
     stop = body.get("stop")
     if stop is None:
         stop = []

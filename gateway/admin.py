@@ -150,7 +150,11 @@ async def get_entry_events(cache_id: str, cache: SemanticCache) -> dict:
     await cache.settle()           # answers still being written count
     if not is_cache_id(cache_id):
         raise _not_found(cache_id)
-    return {"cache_id": cache_id, "events": await asyncio.to_thread(entry_events, cache.store, cache_id)}
+    events = await asyncio.to_thread(entry_events, cache.store, cache_id)
+    # an entry evicted since keeps its history; an id with neither names nothing, as GET /admin/entries/{id}
+    if not events and await asyncio.to_thread(cache.store.get, cache_id) is None:
+        raise _not_found(cache_id)
+    return {"cache_id": cache_id, "events": events}
 
 
 @get("/admin/entries", guards=[admin_guard], summary="List entries, newest first, with filters (admin)")

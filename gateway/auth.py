@@ -7,7 +7,7 @@ import hmac
 from litestar import Request
 
 from gateway.errors import GatewayError
-from gateway.settings import Settings
+from gateway.settings import Settings, key_tag
 
 
 def authenticate(request: Request, settings: Settings) -> str:
@@ -59,7 +59,8 @@ def client_scope(request: Request, settings: Settings, tenant: str) -> str | Non
     without keys."""
     if tenant not in settings.shared_tenants:
         return None
-    return "k" + caller_id(request, settings)[4:16]
+    _, _, key = request.headers.get("authorization", "").partition(" ")
+    return key_tag(key)
 
 
 def operator_guard(connection, _handler) -> None:

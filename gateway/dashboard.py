@@ -32,7 +32,7 @@ CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' 
 @get("/admin/dashboard", summary="The operator's dashboard (an HTML page; its data needs the admin token)",
      include_in_schema=False)
 async def dashboard_page() -> Response:
-    return Response(content=(STATIC / "dashboard.html").read_bytes(), media_type="text/html; charset=utf-8",
+    return Response(content=(STATIC / "dashboard.html").read_bytes(), media_type="text/html",
                     headers={"Content-Security-Policy": CSP, "Cache-Control": "no-cache",
                              "X-Content-Type-Options": "nosniff"})
 

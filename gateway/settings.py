@@ -5,6 +5,8 @@ below (without the SEMCACHE_ prefix), e.g. `backend_url = "http://..."`.
 """
 from __future__ import annotations
 
+import hashlib
+
 import json
 import math
 import os
@@ -231,11 +233,18 @@ class Settings(BaseSettings):
                 if name == "database_url" and value:
                     value = _mask_url(self.database_url.get_secret_value())
             elif name == "api_keys":
-                value = {f"{k[:3]}…": tenant for k, tenant in value.items()}
+                # each key by its tag (the prefix of its scoped session ids), never by its own characters
+                value = {key_tag(k): tenant for k, tenant in value.items()}
             elif isinstance(value, Path):
                 value = str(value)
             out[name] = value
         return out
+
+
+def key_tag(key: str) -> str:
+    """An API key's public tag: "k" + 12 hex digits of its sha256 (gateway/auth.py keeps a tenant's several
+    keys' sessions under it)."""
+    return "k" + hashlib.sha256(key.strip().encode()).hexdigest()[:12]
 
 
 def split_cores(cores: int, engine: int = 0, encoder: int = 0) -> tuple[int, int]:

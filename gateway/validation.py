@@ -65,6 +65,7 @@ def _check_content(content, i: int, role: str) -> None:
 
 MAX_STOP = 4                                 # OpenAI's limit on stop sequences
 SEED_MIN, SEED_MAX = -2 ** 63, 2 ** 63 - 1      # a signed 64-bit integer, as backends read it
+MAX_MODEL_CHARS = 256                        # a model name is echoed back in every response
 INT32 = 2 ** 31 - 1                          # token counts: backends read them as 32-bit integers
 
 
@@ -93,8 +94,8 @@ def validate_chat(body: dict, max_messages: int) -> None:
         if message.get("name") is not None and not isinstance(message["name"], str):
             raise invalid(f"messages[{i}].name must be a string", "messages")
     model = body.get("model")
-    if model is not None and not isinstance(model, str):
-        raise invalid("'model' must be a string", "model")
+    if model is not None and (not isinstance(model, str) or not 0 < len(model) <= MAX_MODEL_CHARS):
+        raise invalid(f"'model' must be a non-empty string of at most {MAX_MODEL_CHARS} characters", "model")
     stream = body.get("stream")
     if stream is not None and not isinstance(stream, bool):
         raise invalid("'stream' must be a boolean", "stream")

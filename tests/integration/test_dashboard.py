@@ -69,9 +69,12 @@ def test_timeline_api_counts_what_was_served(served):
     assert {d["domain"] for d in timeline["domains"]} and all("entries" in d for d in timeline["domains"])
     assert httpx.get(server.url + "/admin/timeline?window=year", headers=ADMIN).status_code == 400
     assert httpx.get(server.url + "/admin/timeline").status_code == 401
+    nowhere = httpx.get(f"{server.url}/admin/entries/{uuid.uuid4().hex}/events", headers=ADMIN)
+    assert nowhere.status_code == 404 and nowhere.json()["error"]["code"] == "entry_not_found"
     # the page itself holds no data; its assets are a fixed list
     page = httpx.get(server.url + "/admin/dashboard")
     assert page.status_code == 200 and "script-src 'self'" in page.headers["content-security-policy"]
+    assert page.headers["content-type"] == "text/html; charset=utf-8"
     assert httpx.get(server.url + "/admin/dashboard/static/uPlot.iife.min.js").status_code == 200
     assert httpx.get(server.url + "/admin/dashboard/static/..%2Fdashboard.py").status_code == 404
 

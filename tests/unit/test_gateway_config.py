@@ -1,4 +1,5 @@
 """Pure gateway logic: settings sources, request validation, session ids, the deployment files."""
+import hashlib
 import json
 import subprocess
 import sys
@@ -30,7 +31,11 @@ def test_env_wins_over_toml_and_secrets_are_masked(tmp_path, monkeypatch):
     assert settings.backend_url == "http://from-file:9000" and settings.port == 9200
     shown = settings.masked()
     assert shown["admin_token"] == "********" and "file-secret" not in json.dumps(shown)
-    assert "sk-long-key" not in json.dumps(shown) and shown["api_keys"] == {"sk-…": "acme"}
+    tag = "k" + hashlib.sha256(b"sk-long-key").hexdigest()[:12]       # the prefix of its scoped session ids
+    assert "sk-long-key" not in json.dumps(shown) and shown["api_keys"] == {tag: "acme"}
+    # several keys stay several entries (their masks had collapsed into one)
+    monkeypatch.setenv("SEMCACHE_API_KEYS", "sk-a1:ta,sk-c1:tc,sk-c2:tc")
+    assert sorted(load_settings(str(toml)).masked()["api_keys"].values()) == ["ta", "tc", "tc"]
 
 
 def test_api_keys_from_env(monkeypatch):
@@ -81,6 +86,8 @@ def test_valid_requests_pass(body):
     # found by an outside probe: accepted with 200, where OpenAI answers 400
     ({"messages": [{"role": "user", "content": "x"}], "max_tokens": 10**30}, "max_tokens"),
     ({"messages": [{"role": "user", "content": "x"}], "user": 7}, "user"),
+    ({"messages": [{"role": "user", "content": "x"}], "model": ""}, "model"),
+    ({"messages": [{"role": "user", "content": "x"}], "model": "m" * 100_000}, "model"),
     ({"messages": [{"role": "user", "content": "x"}], "store": "yes"}, "store"),
     ({"messages": [{"role": "user", "content": "x"}], "parallel_tool_calls": 1}, "parallel_tool_calls"),
     ({"messages": [{"role": "user", "content": "x"}], "stream_options": {"include_usage": True}}, "stream_options"),
