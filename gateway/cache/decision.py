@@ -277,6 +277,10 @@ class DecisionPipeline:
             entry, score = agree[0]
             return Decision(self._downgrade(req, entry), "intent:refine", score=score, entry=entry, gates=gates,
                             **base)
+        # entries whose answers this request's parameters allow are gated first (the sort keeps nearest first
+        # within each part): another entry of the same question, written under another stop string or model,
+        # must not stand in the way of one that can serve
+        agree.sort(key=lambda es: mismatch(req.params, es[0], self.allow_sampled_hits) is not None)
         with watch("gates"):
             entry, score, failed, gates = self._gate_candidates(req, agree[:self.gate_k], pair, policy, gates)
         downgrade = self._downgrade(req, entry)

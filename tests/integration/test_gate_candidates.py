@@ -109,3 +109,25 @@ def test_another_value_still_stops_the_pair_before_the_judge(pipeline, monkeypat
     decision = pipeline.decide(CacheRequest("acme", "s6", user("Plan a 3 day trip to Kyoto for 3000 dollars."),
                                             store=False))
     assert seen == [] and decision.reason == "entities:conflict" and decision.gates["conflict"] == "value"
+
+
+def test_an_entry_the_parameters_allow_is_gated_before_nearer_ones_they_do_not(pipeline):
+    """Found by an outside probe: a session held the same question answered under a stop string and under
+    no stop string; a request without one met the first, nearer, entry and went to the backend
+    (`params:stop`), writing yet another entry, though the second could serve it."""
+    from gateway.cache import Decision
+    from gateway.cache.request_params import GenerationParams
+
+    def written(text, answer, **params):
+        req = CacheRequest("acme", "s3", user(text), params=GenerationParams(**params))
+        decision = Decision("MISS", "no_candidate", fingerprint=pipeline.fingerprinter.fingerprint(req.messages))
+        return pipeline.write(req, decision, answer, {"completion_tokens": 14})
+
+    stopped = written(PROBE, "Paris. It is famous for the Eiffel Tower and the Louvre.", stop=("Rome",))
+    plain = written(PROBE, "The capital is Paris, famous for art, food and the Eiffel Tower.")
+    decision = pipeline.decide(CacheRequest("acme", "s3", user(PROBE), store=False))
+    assert decision.outcome == "HIT" and decision.entry["cache_id"] == plain, (decision.reason, decision.gates)
+    # asked with that stop string, the exact entry serves (it is nearest and the parameters allow it)
+    again = pipeline.decide(CacheRequest("acme", "s3", user(PROBE), store=False,
+                                         params=GenerationParams(stop=("Rome",))))
+    assert again.outcome == "HIT" and again.entry["cache_id"] == stopped
