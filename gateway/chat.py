@@ -75,6 +75,8 @@ def unsupported_feature(body: dict, max_chars: int | None = None) -> str | None:
     for message in messages:
         if message.get("role") in ("tool", "function") or message.get("tool_calls") or message.get("function_call"):
             return "tools"
+        if message.get("name"):          # several speakers: the answer may depend on who asks ("my name?")
+            return "name"
         content = message.get("content")
         if isinstance(content, list) and any(p.get("type") != "text" for p in content):
             return "content"

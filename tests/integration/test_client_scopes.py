@@ -102,6 +102,8 @@ def test_a_prefill_or_an_unmodelled_field_is_forwarded_and_never_served_from_the
     with pytest.raises(openai.BadRequestError) as refused:         # as the engine answers it uncached
         c.create(messages=[system, question], extra_body={"logit_bias": {"42": -100}}, **plain)
     assert refused.value.code == "unsupported_parameter"
+    named = c.with_raw_response.create(messages=[system, {**question, "name": "alice"}], **plain)
+    assert named.headers["x-cache-reason"] == "unsupported:name" and "x-cache-id" not in named.headers
     warm = httpx.post(gateway.url + "/admin/warmup", headers={"Authorization": f"Bearer {ADMIN}"},
                       json={"entries": [{"messages": [system, question, prefill], "answer": "Forged."}]})
     assert warm.status_code == 400 and "last message" in warm.json()["error"]["message"]

@@ -142,6 +142,9 @@ def test_unsupported_features_bypass_the_cache():
     # the model continues an assistant prefill: its answer is not an answer to the messages before it
     assert unsupported_feature({"messages": [*msgs, {"role": "assistant", "content": "Sure:"}]}) == "prefill"
     assert unsupported_feature({"messages": [*msgs, {"role": "system", "content": "in French"}]}) == "prefill"
+    # a named speaker: the cache keys messages by role and text, and "What's my name?" depends on who asks
+    assert unsupported_feature({"messages": [{"role": "user", "content": "What's my name?", "name": "alice"}]}) \
+        == "name"
     # a field the cache does not record changes what is asked, unless it asks for nothing
     assert unsupported_feature({"messages": msgs, "logit_bias": {"42": -100}}) == "logit_bias"
     assert unsupported_feature({"messages": msgs, "reasoning_effort": "high"}) == "reasoning_effort"
