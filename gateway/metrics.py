@@ -12,7 +12,7 @@ TTFT_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
 # a decision reason's family (the part before ':'): a bounded label set; anything else is "other"
 REASONS = frozenset({"accept", "exact", "duplicate", "coalesced", "band", "intent", "validator", "entities",
                      "params", "policy", "topic_switch", "reset", "no_entry", "no_candidate", "no_user_turn",
-                     "signal", "unsupported", "fail_open", "cache", "client", "route"})
+                     "signal", "unsupported", "fail_open", "cache", "client", "route", "context"})
 DOMAINS = frozenset(CLASSES)
 OTHER = "other"
 

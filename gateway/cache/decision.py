@@ -141,6 +141,22 @@ def history_diverged(messages: list[dict], entry: dict) -> bool:
     return len(turns) <= n or _history_digest(turns[:n]) != recorded.get("digest")
 
 
+def system_digest(messages: list[dict]) -> str:
+    """The system and developer messages exactly (whitespace collapsed). The prompt's version masks what changes
+    per request (dates, times, names, ids) so that such prompts share entries; this digest tells whether those
+    values are the ones the stored answer was given."""
+    text = " ".join(" ".join(message_text(m).split()) for m in messages if m.get("role") in ("system", "developer"))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def system_values_changed(messages: list[dict], entry: dict) -> bool:
+    """The stored answer was given under other dates, times, names or ids in the system prompt ("Current date:
+    2026-12-07" / "…12-09", "User name: Alice" / "Bob"): "Has my order arrived?" or "What's my name?" may have
+    another answer. Entries without the record (written before it existed) are not checked."""
+    recorded = (entry.get("usage") or {}).get("system")
+    return isinstance(recorded, str) and recorded != system_digest(messages)
+
+
 def cached_messages(entry: dict) -> list[dict]:
     """The cached request's last turns and its answer, as the classifier compares them."""
     try:
@@ -322,6 +338,9 @@ class DecisionPipeline:
         if history_diverged(req.messages, entry):
             gates["history"] = "diverged"
             return "context:diverged"
+        if system_values_changed(req.messages, entry):
+            gates["system"] = "values_changed"
+            return "context:system_values"
         intent = self.intent.judge(req.messages, cached_messages(entry))
         gates["intent"] = intent.label
         gates["intent_by"] = intent.by
@@ -439,6 +458,7 @@ class DecisionPipeline:
         usage = storable(dict(usage or {}))
         usage["prompt_chars"] = sum(len(message_text(m)) for m in req.messages)
         usage["history"] = history_record(req.messages)
+        usage["system"] = system_digest(req.messages)
         return NewEntry(tenant=req.tenant, session_id=req.session_id, vector=fp.vector, tags=tags, answer_text=answer,
                         system_prompt_version=fp.system_prompt_version, context_fingerprint=fingerprint,
                         key_facts=storable(self.extractor.for_entry(req.messages, answer)), scope=scope,

@@ -131,3 +131,19 @@ def test_an_entry_the_parameters_allow_is_gated_before_nearer_ones_they_do_not(p
     again = pipeline.decide(CacheRequest("acme", "s3", user(PROBE), store=False,
                                          params=GenerationParams(stop=("Rome",))))
     assert again.outcome == "HIT" and again.entry["cache_id"] == stopped
+
+
+def test_an_answer_given_under_other_system_values_is_not_served(pipeline):
+    """Found by an outside probe: dates and names in the system prompt are masked in its version, and an answer
+    given on 2026-12-07 (or to Alice) was served on 2026-12-09 (or to Bob). The entry is still found, so the
+    request is a PARTIAL with its draft, not a HIT."""
+    def asked(system):
+        return [{"role": "system", "content": system},
+                {"role": "user", "content": "My order shipped on December 2 with 5-day delivery. Has it arrived?"}]
+    cache_id, _ = pipeline.warm(CacheRequest("acme", "s4", asked("Support bot. Current date: 2026-12-07.")),
+                                "Not yet, but it should arrive by this evening.", "session")
+    same = pipeline.decide(CacheRequest("acme", "s4", asked("Support bot. Current date: 2026-12-07."), store=False))
+    assert same.outcome == "HIT" and same.entry["cache_id"] == cache_id, same.reason
+    later = pipeline.decide(CacheRequest("acme", "s4", asked("Support bot. Current date: 2026-12-09."), store=False))
+    assert later.outcome != "HIT" and later.reason == "context:system_values", (later.reason, later.gates)
+    assert later.entry["cache_id"] == cache_id                      # found: its answer is the PARTIAL's draft

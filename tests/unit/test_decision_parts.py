@@ -272,3 +272,27 @@ def test_an_entry_serves_only_where_its_earlier_turns_begin_the_conversation():
     assert history_diverged(early[:4] + [u("What should we eat on day one?")], entry)     # an earlier branch
     assert not history_diverged(early + [u("x")], {"usage": {}})                          # warmed before it existed
     assert history_record([u("first question")]) == {"turns": 0, "digest": history_record([u("q")])["digest"]}
+
+
+def test_an_entry_serves_only_under_the_system_values_it_was_given():
+    """Found by an outside probe: the prompt's version masks dates, times and names, so "Current date:
+    2026-12-09" met the answer given under "…2026-12-07" ("Has my order arrived?": a stale yes) and "User name:
+    Bob" the one given to Alice ("What's my name?"). The version still matches (the entry is found, for a
+    PARTIAL and its draft); the exact values decide whether it may serve."""
+    from gateway.cache.decision import system_digest, system_values_changed
+    from fingerprint.fingerprinter import Fingerprinter
+
+    def ask(system):
+        return [{"role": "system", "content": system}, {"role": "user", "content": "Has my order arrived?"}]
+    monday, wednesday = ask("Support bot. Current date: 2026-12-07."), ask("Support bot. Current date: 2026-12-09.")
+    version = Fingerprinter.system_prompt_version
+    assert version(None, "Support bot. Current date: 2026-12-07.") == \
+        version(None, "Support bot. Current date: 2026-12-09.")                       # one version, as before
+    entry = {"usage": {"system": system_digest(monday)}}
+    assert system_values_changed(wednesday, entry)
+    assert system_values_changed(ask("Support bot. User name: Bob."), {"usage": {"system": system_digest(
+        ask("Support bot. User name: Alice."))}})
+    assert not system_values_changed(ask("Support  bot.\nCurrent date: 2026-12-07."), entry)   # spacing only
+    assert not system_values_changed(wednesday, {"usage": {}})                              # written before
+    developer = [{"role": "developer", "content": "Current date: 2026-12-07."}, monday[1]]
+    assert system_digest(developer) != system_digest(monday[1:])
