@@ -41,6 +41,9 @@ def _upstream_target(path: str, query: bytes) -> tuple[str, bytes]:
     URL would resolve out of /v1, are refused."""
     if any(segment in (".", "..") for segment in path.split("/")):
         raise GatewayError(404, "no such route", code="not_found")
+    if path.strip("/").split("/", 1)[0].lower() == "semcache":
+        # the bundled engine's own routes (KV prefetch, late drafts) take the gateway's notes, not a client's
+        raise GatewayError(404, "no such route", code="not_found")
     return "/v1" + quote(path, safe="/:@!$&'()*+,;=-._~"), quote(query, safe="=&+%/:@!$'()*,;?-._~").encode()
 
 

@@ -85,9 +85,8 @@ class Upstream:
             headers["x-semcache-internal"] = self.internal_token
         if session_id:
             headers["x-session-id"] = upstream_session_id(tenant_salt, session_id)
-        if tenant_salt:          # header values are bytes on the wire: a non-ASCII tenant name goes as its hash
-            headers["x-cache-salt"] = tenant_salt if tenant_salt.isascii() else \
-                "sha256:" + hashlib.sha256(tenant_salt.encode()).hexdigest()[:32]
+        if tenant_salt:          # the tenant's hash: a backend (another company's, maybe) never sees its name
+            headers["x-cache-salt"] = "sha256:" + hashlib.sha256(tenant_salt.encode()).hexdigest()[:32]
         if self.api_key:
             headers["authorization"] = f"Bearer {self.api_key}"
         elif self.auth_passthrough and client_auth:    # as received: the server decoded the bytes as Latin-1
