@@ -25,6 +25,7 @@ class EngineConfig:
     threads: int | None = None
     dense_rows: int | None = None           # CPU: passes of up to this many rows use dense weights (None: measured)
     data_dir: str | None = None
+    models_dir: str | None = None           # prepared models (None: <data_dir>/models)
     # KV tiers below the pool (kv_tiers.py): capacities in bytes, None = the default, 0 = off.
     # Host: a safe share of available memory. Disk: on when data_dir is set, under <data_dir>/kv_tier.
     kv_host_tier: int | None = None

@@ -86,7 +86,8 @@ class LLMEngine:
         self.config = config
         self._own_threads()                     # the load measures passes (matmul_choice) as steps will run them
         loaded = loaded or load_model(config.model, config.max_model_len,
-                                      Path(config.data_dir) if config.data_dir else None)
+                                      Path(config.data_dir) if config.data_dir else None,
+                                      models_dir=Path(config.models_dir) if config.models_dir else None)
         self.model_name = loaded.name
         self.tokenizer = loaded.tokenizer
         self.model_config = loaded.config

