@@ -54,10 +54,11 @@ _FIELD_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 
 
 def unsupported_feature(body: dict, max_chars: int | None = None) -> str | None:
-    """A request the cache does not model is forwarded as it is and never cached. A message longer than
-    `max_chars` is one: its fingerprint would cost far more than forwarding it (one pass over the text). So is
-    a conversation whose last message is not the user's: an assistant prefill is continued by the model, and
-    an answer to it is not an answer to the messages before it."""
+    """A request the cache does not model is forwarded as it is and never cached: features it does not record
+    (tools, several choices, log-probabilities, JSON mode, images, named speakers, a field outside
+    MODELLED_FIELDS), a message longer than `max_chars` (its fingerprint would cost far more than forwarding
+    it), and a last message that is not the user's (an assistant prefill is continued by the model: an answer
+    to it is no answer to the messages before it)."""
     if (body.get("n") or 1) > 1:
         return "n"
     if body.get("tools") or body.get("functions") or body.get("tool_choice"):
@@ -87,8 +88,9 @@ def unsupported_feature(body: dict, max_chars: int | None = None) -> str | None:
 
 def _neutral(name: str, value) -> bool:
     """An unmodelled field left at "nothing asked" (null, false, empty, text-only output)."""
-    return value is None or value is False or value == {} or value == [] or (name == "modalities"
-                                                                             and value == ["text"])
+    if name == "modalities":
+        return value is None or value == ["text"]
+    return value is None or value is False or value == {} or value == []
 
 
 def strip_internal_fields(body: dict, raw: bytes, trusted: bool) -> tuple[dict, bytes]:
