@@ -1,6 +1,7 @@
 """Pure gateway logic: settings sources, request validation, session ids, the deployment files."""
 import hashlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,10 +17,16 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)
-def config_path_restored(monkeypatch):
-    """load_settings(path) exports SEMCACHE_CONFIG for the processes a command starts; restored after each
-    test, so a test's broken config file does not reach the servers later tests start."""
-    monkeypatch.delenv("SEMCACHE_CONFIG", raising=False)
+def config_path_restored():
+    """load_settings(path) exports SEMCACHE_CONFIG for the processes a command starts; put back as it was
+    before each test (absent, usually), so a test's config file does not reach later tests' settings or the
+    servers they start. (monkeypatch.delenv records nothing when the variable is absent, so it cannot.)"""
+    before = os.environ.get("SEMCACHE_CONFIG")
+    yield
+    if before is None:
+        os.environ.pop("SEMCACHE_CONFIG", None)
+    else:
+        os.environ["SEMCACHE_CONFIG"] = before
 
 
 def test_env_wins_over_toml_and_secrets_are_masked(tmp_path, monkeypatch):
