@@ -10,12 +10,18 @@ from gateway.errors import GatewayError
 from gateway.settings import Settings, key_tag
 
 
+def _credentials(headers) -> tuple[str, str]:
+    """(scheme in lower case, credential) of the Authorization header."""
+    scheme, _, credential = headers.get("authorization", "").partition(" ")
+    return scheme.lower(), credential.strip()
+
+
 def authenticate(request: Request, settings: Settings) -> str:
     """The tenant: from the API key when keys are configured (never from a header), else 'default'."""
     if not settings.api_keys:
         return "default"
-    scheme, _, key = request.headers.get("authorization", "").partition(" ")
-    tenant = settings.api_keys.get(key.strip()) if scheme.lower() == "bearer" else None
+    scheme, key = _credentials(request.headers)
+    tenant = settings.api_keys.get(key) if scheme == "bearer" else None
     if tenant is None:
         raise GatewayError(401, "a valid API key is required: send 'Authorization: Bearer <key>'",
                            code="invalid_api_key")
@@ -25,8 +31,8 @@ def authenticate(request: Request, settings: Settings) -> str:
 def admin_guard(connection, _handler) -> None:
     settings: Settings = connection.app.state.settings
     token = settings.admin_token.get_secret_value() if settings.admin_token else ""
-    scheme, _, given = connection.headers.get("authorization", "").partition(" ")
-    if not token or scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
+    scheme, given = _credentials(connection.headers)
+    if not token or scheme != "bearer" or not hmac.compare_digest(given.encode(), token.encode()):
         raise GatewayError(401, "the admin API needs 'Authorization: Bearer <SEMCACHE_ADMIN_TOKEN>'"
                            + ("" if token else " (no admin token is configured)"), code="invalid_admin_token")
 
@@ -46,8 +52,7 @@ def caller_id(request: Request, settings: Settings) -> str:
     """Who is calling, for limits and votes: a hash of the API key when keys are configured (the raw key is
     never stored or logged), else the client address."""
     if settings.api_keys:
-        _, _, key = request.headers.get("authorization", "").partition(" ")
-        return "key:" + hashlib.sha256(key.strip().encode()).hexdigest()[:24]
+        return "key:" + hashlib.sha256(_credentials(request.headers)[1].encode()).hexdigest()[:24]
     client = request.client.host if request.client else "unknown"
     return "addr:" + client
 
@@ -59,8 +64,7 @@ def client_scope(request: Request, settings: Settings, tenant: str) -> str | Non
     without keys."""
     if tenant not in settings.shared_tenants:
         return None
-    _, _, key = request.headers.get("authorization", "").partition(" ")
-    return key_tag(key)
+    return key_tag(_credentials(request.headers)[1])
 
 
 def operator_guard(connection, _handler) -> None:
@@ -70,9 +74,8 @@ def operator_guard(connection, _handler) -> None:
     token = settings.admin_token.get_secret_value() if settings.admin_token else ""
     if not settings.api_keys and not token:
         return
-    scheme, _, given = connection.headers.get("authorization", "").partition(" ")
-    given = given.strip()
-    if scheme.lower() == "bearer" and given and (given in settings.api_keys or (
+    scheme, given = _credentials(connection.headers)
+    if scheme == "bearer" and given and (given in settings.api_keys or (
             token and hmac.compare_digest(given.encode(), token.encode()))):
         return
     raise GatewayError(401, "this endpoint needs 'Authorization: Bearer <API key or admin token>'",

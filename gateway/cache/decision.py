@@ -120,10 +120,11 @@ def history_record(messages: list[dict]) -> dict:
     than the turns the judge reads is not served from it."""
     turns = [m for m in messages if m.get("role") in ("user", "assistant")]
     last_user = max((i for i, m in enumerate(turns) if m.get("role") == "user"), default=0)
-    return {"turns": last_user, "digest": _history_digest(turns[:last_user])}
+    return {"turns": last_user, "digest": _turns_digest(turns[:last_user])}
 
 
-def _history_digest(turns: list[dict]) -> str:
+def _turns_digest(turns: list[dict]) -> str:
+    """Messages as roles and text, whitespace collapsed, in one digest (the history and the system record)."""
     text = json.dumps([[m.get("role"), " ".join(message_text(m).split())] for m in turns], ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
@@ -138,15 +139,14 @@ def history_diverged(messages: list[dict], entry: dict) -> bool:
         return False
     turns = [m for m in messages if m.get("role") in ("user", "assistant")]
     n = int(recorded["turns"])
-    return len(turns) <= n or _history_digest(turns[:n]) != recorded.get("digest")
+    return len(turns) <= n or _turns_digest(turns[:n]) != recorded.get("digest")
 
 
 def system_digest(messages: list[dict]) -> str:
     """The system and developer messages exactly (whitespace collapsed). The prompt's version masks what changes
     per request (dates, times, names, ids) so that such prompts share entries; this digest tells whether those
     values are the ones the stored answer was given."""
-    text = " ".join(" ".join(message_text(m).split()) for m in messages if m.get("role") in ("system", "developer"))
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return _turns_digest([m for m in messages if m.get("role") in ("system", "developer")])
 
 
 def system_values_changed(messages: list[dict], entry: dict) -> bool:
