@@ -180,7 +180,13 @@ class TextEncoder:
             shapes = [rng.integers(1000, 30000, (1, 14)), rng.integers(1000, 30000, (4, 24))]
             onnx = sum(cpu_seconds(lambda ids=ids: self._session.run(
                 None, {"input_ids": ids, "attention_mask": np.ones_like(ids)}), 5) for ids in shapes)
-            bf16 = sum(cpu_seconds(lambda ids=ids: candidate.run(ids, np.ones_like(ids)), 5) for ids in shapes)
+            import torch
+            own = torch.get_num_threads()
+            try:
+                bf16 = sum(cpu_seconds(lambda ids=ids: candidate.run(ids, np.ones_like(ids)), 5) for ids in shapes)
+            finally:
+                # the runner sets its thread budget in the thread that runs it; the caller's stays its own
+                torch.set_num_threads(own)
             _BF16_CHOICE[key] = faster_by(onnx, bf16)
             log.info("encoder: bf16 %.1f ms against ONNX Runtime fp32 %.1f ms of CPU per sample; using %s",
                      bf16 * 1e3, onnx * 1e3, "bf16" if _BF16_CHOICE[key] else "ONNX Runtime")
