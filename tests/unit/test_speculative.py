@@ -218,14 +218,15 @@ def test_noise_depends_on_seed_and_position_only():
 
 def test_seeded_sampling_gives_the_same_text_with_and_without_drafts(plain):
     """A seed makes a sampled request repeatable even though drafts (their presence, their length) change how
-    many tokens each step verifies."""
+    many tokens each step verifies. In float32: in bf16 a batch of two rows (one verifying a draft) and a lone
+    row round differently on AMX, and a near tie of the demo model flips (batch invariance is not claimed)."""
     _, text = plain
-    kwargs = dict(temperature=0.8, top_p=0.95, seed=5, max_tokens=40)
+    kwargs = dict(temperature=0.8, top_p=0.95, seed=5, max_tokens=40, config={"dtype": "float32"})
     off, _ = generate("off", [PROMPT], [None], **kwargs)
     drafted, eng = generate("auto", [PROMPT, PROMPT], [text, None], **kwargs)
     assert eng.stats.draft_tokens > 0
     assert drafted[0]["token_ids"] == off[0]["token_ids"] == drafted[1]["token_ids"]
-    other, _ = generate("off", [PROMPT], [None], **{**kwargs, "seed": 6})
+    other, _ = generate("off", [PROMPT], [None], **{**kwargs, "seed": 6, "config": {"dtype": "float32"}})
     assert other[0]["token_ids"] != off[0]["token_ids"]
 
 
