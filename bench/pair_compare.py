@@ -4,8 +4,8 @@
     python bench/pair_compare.py --pairs /tmp/semcache-pairs-test.pkl validator/data/pair_model.safetensors:0.9902 \\
         /tmp/candidate/pair_model.safetensors:0.995
 
-Each weight file runs as the gateway runs the judge in bf16 (`pair_network.hf_state` under the encoder's bf16
-runner, over the prepared e5 folder). For each: `same` recalled and changes let through at its own threshold and
+Each weight file runs as the gateway runs the judge in bf16 (`gateway.cache.service.bf16_judge` with that file's
+weights, over the prepared e5 folder). For each: `same` recalled and changes let through at its own threshold and
 at the thresholds that let 0.1%, 0.25% and 0.5% of the changes through, overall, by language and for the
 hand-written pairs. Dump the pairs before the data grows, so that an old and a new model meet on pairs neither
 trained on. It asserts nothing. (The project's own pairs only: never ../shared/eval.)
@@ -13,7 +13,6 @@ trained on. It asserts nothing. (The project's own pairs only: never ../shared/e
 from __future__ import annotations
 
 import argparse
-import json
 import pickle
 import sys
 import time
@@ -26,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "validator" / "training"))
 
 from fingerprint.encoder import default_data_dir, resolve_encoder_dir  # noqa: E402
+from gateway.cache.service import bf16_judge  # noqa: E402
 from validator.pair_judge import PairTokens, batch, prejudge, view  # noqa: E402
 
 LEAKS = (0.001, 0.0025, 0.005)
@@ -43,9 +43,7 @@ def dump(splits: list[str]) -> None:
 
 
 def scores(weights: Path, seqs: list[list[int]], e5: Path) -> np.ndarray:
-    from fingerprint.bf16_bert import Bf16Bert
-    from validator.pair_network import hf_state
-    runner = Bf16Bert.from_tensors(hf_state(e5, weights), json.loads((e5 / "config.json").read_text()), None)
+    runner = bf16_judge(e5, weights=weights)
     order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
     out = np.zeros(len(seqs))
     for start in range(0, len(order), 32):

@@ -26,13 +26,13 @@ from validator.pair_judge import PairJudge
 log = logging.getLogger("semcache.cache")
 
 
-def bf16_judge(e5_folder: Path, threads: int | None = None):
-    """The pair judge's trained network, run by the encoder's bf16 runner (the validator package stays free of
-    the fingerprint package: the two meet here)."""
+def bf16_judge(e5_folder: Path, threads: int | None = None, weights: Path | None = None):
+    """The pair judge's trained network (the shipped weights, or `weights`), run by the encoder's bf16 runner
+    (the validator package stays free of the fingerprint package: the two meet here)."""
     from fingerprint.bf16_bert import Bf16Bert
-    from validator.pair_network import hf_state
+    from validator.pair_network import WEIGHTS_FILE, hf_state
     config = json.loads((e5_folder / "config.json").read_text())
-    return Bf16Bert.from_tensors(hf_state(e5_folder), config, threads or None)
+    return Bf16Bert.from_tensors(hf_state(e5_folder, weights or WEIGHTS_FILE), config, threads or None)
 
 
 def judge_in_bf16(encoder: TextEncoder) -> bool:
