@@ -277,6 +277,16 @@ def test_late_drafts_waiting_for_their_request_are_bounded():
     assert len(eng._early_drafts) == LATE_DRAFT_KEYS and "never-came-00000" not in eng._early_drafts
 
 
+class _Free(PassCost):
+    """Every pass costs one plain step, whatever is measured (a loaded machine's timings would vary)."""
+
+    def observe(self, n: int, seconds: float) -> None:
+        pass
+
+    def relative(self, n: int) -> float:
+        return 1.0
+
+
 class _Dear(PassCost):
     """Every multi-token pass costs three plain steps, whatever is measured."""
 
@@ -292,17 +302,16 @@ def test_the_engine_weighs_drafts_by_their_cost_only_for_a_sequence_decoding_alo
     reference = reference[0]
     text = eng.tokenizer.decode(reference["token_ids"], skip_special_tokens=True)
 
-    def run(cost: PassCost | None, prompts: list[str]):
+    def run(cost: PassCost, prompts: list[str]):
         # the step counts below follow the demo model's float32 tokens (how far the second prompt's answer
         # follows the first's); bf16 speculation is checked in test_dtype_choice.py
         eng = engine("draft", dtype="float32")
-        if cost is not None:
-            eng.pass_cost = cost
+        eng.pass_cost = cost
         ids = [eng.apply_chat_template([{"role": "user", "content": p}]) for p in prompts]
         params = SamplingParams(max_tokens=48, temperature=0, ignore_eos=True, draft_text=text)
         return eng.generate(ids, params), eng.stats
 
-    free, free_stats = run(None, [PROMPT])
+    free, free_stats = run(_Free(), [PROMPT])
     dear, dear_stats = run(_Dear(), [PROMPT])
     assert free[0]["token_ids"] == dear[0]["token_ids"] == reference["token_ids"]
     # at the prior rate of 1/2 no draft pays 3 plain steps: plain steps until the EXPLORE-th, whose draft
@@ -312,7 +321,7 @@ def test_the_engine_weighs_drafts_by_their_cost_only_for_a_sequence_decoding_alo
     # two sequences share the steps: the single-sequence costs do not apply while they do (gated from the
     # start, each would take about as many steps as the one alone; once one finishes, the other is alone)
     pair, pair_stats = run(_Dear(), [PROMPT, PROMPT + " again"])
-    shared, shared_stats = run(None, [PROMPT, PROMPT + " again"])
+    shared, shared_stats = run(_Free(), [PROMPT, PROMPT + " again"])
     assert [o["token_ids"] for o in pair] == [o["token_ids"] for o in shared]
     assert pair_stats.decode_steps < 1.5 * dear_stats.decode_steps
     assert pair_stats.accepted_draft_tokens > 0
