@@ -44,17 +44,25 @@ SOURCES = ("reference", "context", "store")
 
 
 class PassCost:
-    """Seconds of a forward pass over n tokens of one decoding sequence, measured online (moving average);
-    `relative(n)` = cost(n) / cost(1). A count never measured costs what the nearest measured count below
-    it does (optimistic, so it gets proposed and measured)."""
+    """Seconds of a forward pass over n tokens of one decoding sequence, measured online; `relative(n)` =
+    cost(n) / cost(1). Each count keeps its last WINDOW samples and costs their lower quartile: a pass the
+    OS descheduled only runs long, and one such sample must not price drafts out for the rest of an answer,
+    while a lasting change of speed moves the quartile within a few samples. A count never measured costs
+    what the nearest measured count below it does (optimistic, so it gets proposed and measured)."""
+
+    WINDOW = 16
 
     def __init__(self, max_tokens: int = K_MAX + 1):
+        self.samples: list[list[float]] = [[] for _ in range(max_tokens + 1)]
         self.seconds = [0.0] * (max_tokens + 1)
 
     def observe(self, n: int, seconds: float) -> None:
         if 1 <= n < len(self.seconds) and seconds > 0:
-            old = self.seconds[n]
-            self.seconds[n] = seconds if old == 0.0 else old + 0.1 * (seconds - old)
+            kept = self.samples[n]
+            kept.append(seconds)
+            if len(kept) > self.WINDOW:
+                del kept[0]
+            self.seconds[n] = sorted(kept)[len(kept) // 4]
 
     def relative(self, n: int) -> float:
         one = self.seconds[1]

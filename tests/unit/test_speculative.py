@@ -94,8 +94,12 @@ def test_pass_cost_is_measured_relative_to_a_plain_step_and_interpolated():
     assert cost.relative(9) == pytest.approx((0.080 + (0.100 - 0.080) * 4 / 12) / 0.050)
     assert cost.relative(3) == pytest.approx((0.050 + 0.030 * 2 / 4) / 0.050)
     assert costs((1, 0.050), (5, 0.080)).relative(12) == pytest.approx(1.6)   # beyond: the last measured
-    cost.observe(5, 0.180)                               # a moving average, not the last sample
-    assert 1.6 < cost.relative(5) < 3.6
+    cost.observe(5, 0.180)                               # one pass the OS descheduled moves nothing
+    assert cost.relative(5) == pytest.approx(1.6)
+    for _ in range(PassCost.WINDOW):                     # a lasting change of speed does
+        cost.observe(5, 0.180)
+    assert cost.relative(5) == pytest.approx(3.6)
+    assert costs(*[(1, 0.050)] * 3, (5, 0.2), (5, 0.08), (5, 0.08), (5, 0.08)).relative(5) == pytest.approx(1.6)
     assert costs((1, 0.050), (2, 0.040)).relative(2) == 1.0    # never cheaper than a plain step
 
 
