@@ -7,7 +7,8 @@
 Each weight file runs as the gateway runs the judge in bf16 (`gateway.cache.service.bf16_judge` with that file's
 weights, over the prepared e5 folder). For each: `same` recalled and changes let through at its own threshold and
 at the thresholds that let 0.1%, 0.25% and 0.5% of the changes through, overall, by language and for the
-hand-written pairs. Dump the pairs before the data grows, so that an old and a new model meet on pairs neither
+hand-written pairs. `--ensemble` adds the mean of all the files' p(same) as one more judge (two models over the
+same frozen layers: do their errors differ enough to pay for a second pass?). Dump the pairs before the data grows, so that an old and a new model meet on pairs neither
 trained on. It asserts nothing. (The project's own pairs only: never ../shared/eval.)
 """
 from __future__ import annotations
@@ -57,6 +58,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dump", nargs="+", metavar="SPLIT")
     parser.add_argument("--pairs", type=Path)
+    parser.add_argument("--ensemble", action="store_true", help="also the mean p(same) of all the weight files")
     parser.add_argument("models", nargs="*", metavar="WEIGHTS:THRESHOLD")
     args = parser.parse_args()
     if args.dump:
@@ -71,17 +73,27 @@ def main() -> None:
              "zh": np.array([r["lang"] == "zh" for r in pairs]),
              "written": np.array([r["source"] == "written" for r in pairs])}
     print(f"{len(pairs)} pairs ({same.sum()} same, {(~same).sum()} changes); cells: same recalled / changes through")
+    judged = []
     for spec in args.models:
         weights, threshold = spec.rsplit(":", 1)
         started = time.perf_counter()
         p = scores(Path(weights), seqs, e5)
-        changes = np.sort(p[~same])[::-1]
-        print(f"\n{weights} ({time.perf_counter() - started:.0f} s)")
-        for label, t in [("own", float(threshold))] + [(f"{l:.2%}", float(changes[int(l * len(changes))]) + 1e-6)
-                                                      for l in LEAKS]:
-            cells = "  ".join(f"{name} {(p[m & same] >= t).mean():.3f}/{int((p[m & ~same] >= t).sum())}"
-                              for name, m in parts.items())
-            print(f"  {label:>6} p(same) >= {t:.4f}: {cells}")
+        judged.append((f"{weights} ({time.perf_counter() - started:.0f} s)", p, float(threshold)))
+    if args.ensemble and len(judged) > 1:
+        judged.append(("ensemble: mean p(same)", np.mean([p for _, p, _ in judged], axis=0),
+                       float(np.mean([t for _, _, t in judged]))))
+    for name, p, threshold in judged:
+        report(name, p, threshold, same, parts)
+
+
+def report(name: str, p: np.ndarray, threshold: float, same: np.ndarray, parts: dict[str, np.ndarray]) -> None:
+    changes = np.sort(p[~same])[::-1]
+    print(f"\n{name}")
+    for label, t in [("own", threshold)] + [(f"{l:.2%}", float(changes[int(l * len(changes))]) + 1e-6)
+                                            for l in LEAKS]:
+        cells = "  ".join(f"{part} {(p[m & same] >= t).mean():.3f}/{int((p[m & ~same] >= t).sum())}"
+                          for part, m in parts.items())
+        print(f"  {label:>6} p(same) >= {t:.4f}: {cells}")
 
 
 if __name__ == "__main__":
