@@ -7,9 +7,9 @@
 Each weight file runs as the gateway runs the judge in bf16 (`gateway.cache.service.bf16_judge` with that file's
 weights, over the prepared e5 folder). For each: `same` recalled and changes let through at its own threshold and
 at the thresholds that let 0.1%, 0.25% and 0.5% of the changes through, overall, by language and for the
-hand-written pairs. `--ensemble` adds the mean of all the files' p(same) as one more judge (two models over the
-same frozen layers: do their errors differ enough to pay for a second pass?). Dump the pairs before the data grows, so that an old and a new model meet on pairs neither
-trained on. It asserts nothing. (The project's own pairs only: never ../shared/eval.)
+hand-written pairs. `--ensemble` adds the mean of all the files' p(same) as one more judge (do two models'
+errors differ enough to pay for a second pass?); its "own" threshold is the mean of theirs. Dump the pairs
+before the data grows, so that an old and a new model meet on pairs neither trained on. It asserts nothing. (The project's own pairs only: never ../shared/eval.)
 """
 from __future__ import annotations
 

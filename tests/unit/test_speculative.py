@@ -291,11 +291,8 @@ class _Free(PassCost):
         return 1.0
 
 
-class _Dear(PassCost):
+class _Dear(_Free):
     """Every multi-token pass costs three plain steps, whatever is measured."""
-
-    def observe(self, n: int, seconds: float) -> None:
-        pass
 
     def relative(self, n: int) -> float:
         return 1.0 if n <= 1 else 3.0

@@ -165,7 +165,6 @@ def train(net: PairNetwork, rows: list[dict], seqs: list, states: dict, split: d
     order = split["train"] + [i for i in split["train"] if rows[i]["source"] == "written"] * (args.written_repeat - 1)
     steps = args.epochs * ((len(order) + BATCH - 1) // BATCH)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / 100) * max(0.0, 1 - s / steps))
-    step = 0
     for epoch in range(args.epochs):
         net.train()
         total = 0.0
@@ -180,7 +179,6 @@ def train(net: PairNetwork, rows: list[dict], seqs: list, states: dict, split: d
             torch.nn.utils.clip_grad_norm_(trainable, 1.0)
             optimizer.step()
             schedule.step()
-            step += 1
             total += float(loss)
             if n % 100 == 0:
                 print(f"  epoch {epoch} batch {n}: loss {total / (n + 1):.4f}, {time.time() - started:.0f}s", flush=True)
